@@ -94,6 +94,35 @@ def write_json(path, value):
         f.write("\n")
 
 
+def learn_merges(words, merges_wanted):
+    """BPE merges learnt from `words` (a Counter of symbol tuples): each time
+    the most frequent adjacent pair (of equals, the greatest) merged, until
+    `merges_wanted` or no pair is left."""
+    merges = []
+    for _ in range(merges_wanted):
+        pairs = collections.Counter()
+        for w, n in words.items():
+            for a, b in zip(w, w[1:]):
+                pairs[(a, b)] += n
+        if not pairs:
+            break
+        (a, b), _ = max(pairs.items(), key=lambda kv: (kv[1], kv[0]))
+        merges.append((a, b))
+        merged = collections.Counter()
+        for w, n in words.items():
+            out, i = [], 0
+            while i < len(w):
+                if i + 1 < len(w) and w[i] == a and w[i + 1] == b:
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(w[i])
+                    i += 1
+            merged[tuple(out)] += n
+        words = merged
+    return merges
+
+
 def small_clip_vocab(texts, merges_wanted=80):
     """A CLIP-style byte-level BPE vocabulary: the 256 byte symbols, each again
     with CLIP's end-of-word "</w>", `merges_wanted` merges learnt from `texts`
@@ -112,30 +141,8 @@ def small_clip_vocab(texts, merges_wanted=80):
             chars = [b2u[b] for b in w.encode("utf-8")]
             chars[-1] += "</w>"
             words[tuple(chars)] += 1
-    merges = []
-    for _ in range(merges_wanted):
-        pairs = collections.Counter()
-        for w, n in words.items():
-            for a, b in zip(w, w[1:]):
-                pairs[(a, b)] += n
-        if not pairs:
-            break
-        (a, b), _ = max(pairs.items(), key=lambda kv: (kv[1], kv[0]))
-        merges.append((a, b))
-        vocab.append(a + b)
-        merged = collections.Counter()
-        for w, n in words.items():
-            out, i = [], 0
-            while i < len(w):
-                if i + 1 < len(w) and w[i] == a and w[i + 1] == b:
-                    out.append(a + b)
-                    i += 2
-                else:
-                    out.append(w[i])
-                    i += 1
-            merged[tuple(out)] += n
-        words = merged
-    vocab += ["<|startoftext|>", "<|endoftext|>"]
+    merges = learn_merges(words, merges_wanted)
+    vocab += [a + b for a, b in merges] + ["<|startoftext|>", "<|endoftext|>"]
     return {t: i for i, t in enumerate(vocab)}, merges
 
 
@@ -178,38 +185,83 @@ def check_onnx(path, feeds, want, what):
         raise SystemExit(f"ONNX Runtime on the {what} tower differs from torch: {np.abs(got - want).max()}")
 
 
-def make_clip_tiny(out_dir):
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer, CLIPTokenizerFast
-    from transformers.image_utils import load_image
-
+def fresh_work(out_dir):
+    """The scratch folder beside out_dir, empty."""
     work = out_dir + ".work"
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    return work
+
+
+def bpe_tokenizer(work, max_length):
+    """small_clip_vocab of TEXTS and a few words as CLIPTokenizerFast (converted
+    from the slow tokenizer, files in work): (tokenizer, vocab)."""
+    from transformers import CLIPTokenizer, CLIPTokenizerFast
+
     vocab, merges = small_clip_vocab(TEXTS + ["photo cat dog red fox picture of an image"])
     with open(os.path.join(work, "vocab.json"), "w", encoding="utf-8") as f:
         json.dump(vocab, f, ensure_ascii=False)
     with open(os.path.join(work, "merges.txt"), "w", encoding="utf-8") as f:
         f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
-    max_length = 32
     slow = CLIPTokenizer(os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"),
                          model_max_length=max_length)
     slow.save_pretrained(os.path.join(work, "slow"))
-    tokenizer = CLIPTokenizerFast.from_pretrained(os.path.join(work, "slow"), from_slow=True)
+    return CLIPTokenizerFast.from_pretrained(os.path.join(work, "slow"), from_slow=True), vocab
+
+
+def bpe_special(vocab):
+    """A config's special token ids for bpe_tokenizer's vocab ("<|endoftext|>" pads and ends)."""
+    eos = vocab["<|endoftext|>"]
+    return dict(bos_token_id=vocab["<|startoftext|>"], eos_token_id=eos, pad_token_id=eos)
+
+
+def tiny_config(config_class, vocab_size, max_length, special, vision, **top):
+    """config_class (CLIPConfig, SiglipConfig, Siglip2Config) for 2 layers of
+    hidden 32 in each tower: the text tower's of vocab_size and max_length
+    positions with the `special` token ids, the vision tower's with `vision`
+    (its image or patch sizes); `top` the model's own settings."""
+    return config_class(
+        text_config=dict(vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, max_position_embeddings=max_length, **special),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                           **vision),
+        **top)
+
+
+def save_hf(work, model, *processors):
+    """The model and its tokenizer and processors as a transformers folder in work: its path."""
+    hf = os.path.join(work, "hf")
+    for part in (model,) + processors:
+        part.save_pretrained(hf)
+    return hf
+
+
+def publish(work, hf, out_dir, names, optional=()):
+    """out_dir afresh: `names` (and those of `optional` that exist) from the
+    transformers folder hf, its onnx/ folder; then work removed."""
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    for name in names + [n for n in optional if os.path.exists(os.path.join(hf, n))]:
+        shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
+    shutil.copytree(os.path.join(hf, "onnx"), os.path.join(out_dir, "onnx"))
+    shutil.rmtree(work)
+
+
+def make_clip_tiny(out_dir):
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
+    from transformers.image_utils import load_image
+
+    work = fresh_work(out_dir)
+    max_length = 32
+    tokenizer, vocab = bpe_tokenizer(work, max_length)
     image_processor = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
     processor = CLIPProcessor(image_processor=image_processor, tokenizer=tokenizer)
 
     torch.manual_seed(77)
-    eos = vocab["<|endoftext|>"]
-    config = CLIPConfig(
-        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, max_position_embeddings=max_length, bos_token_id=vocab["<|startoftext|>"],
-                         eos_token_id=eos, pad_token_id=eos),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           image_size=32, patch_size=8),
-        projection_dim=16)
+    config = tiny_config(CLIPConfig, len(vocab), max_length, bpe_special(vocab), dict(image_size=32, patch_size=8),
+                         projection_dim=16)
     model = CLIPModel(config).eval()
-    model.save_pretrained(os.path.join(work, "hf"))
-    processor.save_pretrained(os.path.join(work, "hf"))
+    hf = save_hf(work, model, processor)
 
     # References: transformers in torch, as a user calls it.
     text_in = processor(text=TEXTS, padding=True, truncation=True, return_tensors="pt")
@@ -219,7 +271,7 @@ def make_clip_tiny(out_dir):
         text_embeds = model.get_text_features(**text_in).numpy()
         image_embeds = model.get_image_features(**image_in).numpy()
 
-    onnx_dir = os.path.join(work, "hf", "onnx")
+    onnx_dir = os.path.join(hf, "onnx")
     os.makedirs(onnx_dir)
     text_path = os.path.join(onnx_dir, "text_model.onnx")
     vision_path = os.path.join(onnx_dir, "vision_model.onnx")
@@ -234,13 +286,8 @@ def make_clip_tiny(out_dir):
                text_embeds, "text")
     check_onnx(vision_path, {"pixel_values": image_in["pixel_values"].numpy()}, image_embeds, "vision")
 
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.makedirs(out_dir)
-    for name in ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
-                 "special_tokens_map.json", "vocab.json", "merges.txt"]:
-        shutil.copy(os.path.join(work, "hf", name), os.path.join(out_dir, name))
-    shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
-    shutil.rmtree(work)
+    publish(work, hf, out_dir, ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
+                                "special_tokens_map.json", "vocab.json", "merges.txt"])
     write_json(os.path.join(out_dir, "..", "clip_tiny_reference.json"), {
         "texts": TEXTS,
         "token_counts": [int(n) for n in text_in["attention_mask"].sum(1)],
@@ -283,9 +330,52 @@ def plain_rgb(image):
     return Image.fromarray(np.asarray(image).copy())
 
 
+def plain_images():
+    """IMAGES as transformers' load_image decodes them, each through plain_rgb
+    (with and without, the GIF's vectors lie at cosine 0.9886)."""
+    from transformers.image_utils import load_image
+
+    return [plain_rgb(load_image(os.path.join(ROOT, p))) for p in IMAGES]
+
+
 def pooled(out):
     """get_*_features' vectors: transformers 5 returns them as pooler_output."""
     return (out.pooler_output if hasattr(out, "pooler_output") else out).detach().numpy()
+
+
+def export_siglip_text(model, onnx_dir, text_embeds, input_ids, attention_mask=None):
+    """The text tower as onnx_dir/text_model.onnx, checked against text_embeds:
+    SiglipTextTower (input_ids only), or SiglipMaskedTextTower where an
+    attention_mask is given."""
+    path = os.path.join(onnx_dir, "text_model.onnx")
+    tower, args, feeds = SiglipTextTower(model), (input_ids,), {"input_ids": input_ids.numpy()}
+    if attention_mask is not None:
+        tower, args = SiglipMaskedTextTower(model), (input_ids, attention_mask)
+        feeds["attention_mask"] = attention_mask.numpy()
+    outputs = ["text_embeds", "last_hidden_state"]
+    export(tower, args, path, list(feeds), outputs, {name: {0: "batch"} for name in list(feeds) + outputs})
+    check_onnx(path, feeds, text_embeds, "text")
+
+
+def siglip2_vision_args(image_processor):
+    """image_processor's NaFlex inputs of plain_images: (its output,
+    (pixel_values, pixel_attention_mask, spatial_shapes))."""
+    image_in = image_processor(images=plain_images(), return_tensors="pt")
+    return image_in, (image_in["pixel_values"], image_in["pixel_attention_mask"], image_in["spatial_shapes"])
+
+
+def export_siglip2_vision(model, vision_args, onnx_dir, image_embeds):
+    """Siglip2VisionTower (pixel_values, pixel_attention_mask, spatial_shapes:
+    vision_args; traced on the first image) as onnx_dir/vision_model.onnx,
+    checked against image_embeds."""
+    path = os.path.join(onnx_dir, "vision_model.onnx")
+    export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), path,
+           ["pixel_values", "pixel_attention_mask", "spatial_shapes"], ["image_embeds", "last_hidden_state"],
+           {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
+            "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
+            "last_hidden_state": {0: "batch", 1: "patches"}})
+    check_onnx(path, {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
+                      "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")
 
 
 def make_siglip_tiny(out_dir):
@@ -296,66 +386,36 @@ def make_siglip_tiny(out_dir):
     (SigLIP's SentencePiece vocabulary is not needed to test the text rule):
     texts padded to max_length 16, no attention mask, as SiglipProcessor's
     padding="max_length" gives them."""
-    from transformers import CLIPTokenizer, CLIPTokenizerFast, SiglipConfig, SiglipImageProcessor, SiglipModel
-    from transformers.image_utils import load_image
+    from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel
 
-    work = out_dir + ".work"
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    vocab, merges = small_clip_vocab(TEXTS + ["photo cat dog red fox picture of an image"])
-    with open(os.path.join(work, "vocab.json"), "w", encoding="utf-8") as f:
-        json.dump(vocab, f, ensure_ascii=False)
-    with open(os.path.join(work, "merges.txt"), "w", encoding="utf-8") as f:
-        f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+    work = fresh_work(out_dir)
     max_length = 16
-    slow = CLIPTokenizer(os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"),
-                         model_max_length=max_length)
-    slow.save_pretrained(os.path.join(work, "slow"))
-    tokenizer = CLIPTokenizerFast.from_pretrained(os.path.join(work, "slow"), from_slow=True)
+    tokenizer, vocab = bpe_tokenizer(work, max_length)
     image_processor = SiglipImageProcessor(size={"height": 32, "width": 32})
 
     torch.manual_seed(78)
-    config = SiglipConfig(
-        text_config=dict(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, max_position_embeddings=max_length,
-                         pad_token_id=vocab["<|endoftext|>"], eos_token_id=vocab["<|endoftext|>"],
-                         bos_token_id=vocab["<|startoftext|>"]),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           image_size=32, patch_size=8))
+    config = tiny_config(SiglipConfig, len(vocab), max_length, bpe_special(vocab), dict(image_size=32, patch_size=8))
     model = SiglipModel(config).eval()
-    hf = os.path.join(work, "hf")
-    model.save_pretrained(hf)
-    tokenizer.save_pretrained(hf)
-    image_processor.save_pretrained(hf)
+    hf = save_hf(work, model, tokenizer, image_processor)
 
     text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
-    images = [plain_rgb(load_image(os.path.join(ROOT, p))) for p in IMAGES]
-    image_in = image_processor(images=images, return_tensors="pt")
+    image_in = image_processor(images=plain_images(), return_tensors="pt")
     with torch.no_grad():
         text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
         image_embeds = pooled(model.get_image_features(pixel_values=image_in["pixel_values"]))
 
     onnx_dir = os.path.join(hf, "onnx")
     os.makedirs(onnx_dir)
-    text_path = os.path.join(onnx_dir, "text_model.onnx")
+    export_siglip_text(model, onnx_dir, text_embeds, text_in["input_ids"])
     vision_path = os.path.join(onnx_dir, "vision_model.onnx")
-    export(SiglipTextTower(model), (text_in["input_ids"],), text_path, ["input_ids"],
-           ["text_embeds", "last_hidden_state"],
-           {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
     export(SiglipVisionTower(model), (image_in["pixel_values"],), vision_path, ["pixel_values"],
            ["image_embeds", "last_hidden_state"],
            {"pixel_values": {0: "batch"}, "image_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
-    check_onnx(text_path, {"input_ids": text_in["input_ids"].numpy()}, text_embeds, "text")
     check_onnx(vision_path, {"pixel_values": image_in["pixel_values"].numpy()}, image_embeds, "vision")
 
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.makedirs(out_dir)
-    for name in ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json",
-                 "special_tokens_map.json", "vocab.json", "merges.txt"]:
-        if os.path.exists(os.path.join(hf, name)):  # transformers 5 writes no special_tokens_map, vocab, merges
-            shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
-    shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
-    shutil.rmtree(work)
+    # transformers 5 writes no special_tokens_map, vocab, merges
+    publish(work, hf, out_dir, ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json"],
+            optional=["special_tokens_map.json", "vocab.json", "merges.txt"])
     write_json(os.path.join(out_dir, "..", "siglip_tiny_reference.json"), {
         "texts": TEXTS,
         "max_length": max_length,
@@ -376,6 +436,10 @@ class Siglip2VisionTower(torch.nn.Module):
         out = self.vision_model(pixel_values=pixel_values, pixel_attention_mask=pixel_attention_mask,
                                 spatial_shapes=spatial_shapes)
         return out.pooler_output, out.last_hidden_state
+
+
+# The special token ids of siglip2_tokenizer's vocabulary, as a config's.
+SIGLIP2_SPECIAL = dict(pad_token_id=0, eos_token_id=1, bos_token_id=2)
 
 
 def siglip2_tokenizer(work, merges_wanted=40):
@@ -399,30 +463,9 @@ def siglip2_tokenizer(work, merges_wanted=40):
                "café résumé straße istanbul unicode"]]
     for ch in sorted(set("".join(corpus))):
         vocab.setdefault(ch, len(vocab))
-    words = collections.Counter(tuple(c) for c in corpus)
-    merges = []
-    for _ in range(merges_wanted):
-        pairs = collections.Counter()
-        for w, n in words.items():
-            for a, b in zip(w, w[1:]):
-                pairs[(a, b)] += n
-        if not pairs:
-            break
-        (a, b), _ = max(pairs.items(), key=lambda kv: (kv[1], kv[0]))
-        merges.append((a, b))
+    merges = learn_merges(collections.Counter(tuple(c) for c in corpus), merges_wanted)
+    for a, b in merges:
         vocab.setdefault(a + b, len(vocab))
-        merged = collections.Counter()
-        for w, n in words.items():
-            out, i = [], 0
-            while i < len(w):
-                if i + 1 < len(w) and w[i] == a and w[i + 1] == b:
-                    out.append(a + b)
-                    i += 2
-                else:
-                    out.append(w[i])
-                    i += 1
-            merged[tuple(out)] += n
-        words = merged
     tokenizer = GemmaTokenizer(vocab=vocab, merges=merges, add_bos_token=False, add_eos_token=True,
                                padding_side="right", model_input_names=["input_ids"])
     path = os.path.join(work, "siglip2_tokenizer")
@@ -487,25 +530,16 @@ def make_siglip2(out_dir, seed, masked):
     Needs transformers 5 (its position-embedding resize is tensor arithmetic,
     which exports with the grid as an input)."""
     from transformers import Siglip2Config, Siglip2ImageProcessor, Siglip2Model
-    from transformers.image_utils import load_image
 
-    work = out_dir + ".work"
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    work = fresh_work(out_dir)
     tok_dir = siglip2_tokenizer(work)
     with open(os.path.join(tok_dir, "tokenizer.json"), encoding="utf-8") as f:
         vocab_size = len(json.load(f)["model"]["vocab"])
     image_processor = Siglip2ImageProcessor(patch_size=8, max_num_patches=16)
     torch.manual_seed(seed)
-    config = Siglip2Config(
-        text_config=dict(vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, max_position_embeddings=64, pad_token_id=0, eos_token_id=1,
-                         bos_token_id=2),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           patch_size=8, num_patches=16))
+    config = tiny_config(Siglip2Config, vocab_size, 64, SIGLIP2_SPECIAL, dict(patch_size=8, num_patches=16))
     model = Siglip2Model(config).eval()
-    hf = os.path.join(work, "hf")
-    model.save_pretrained(hf)
+    hf = save_hf(work, model, image_processor)
     for name in ["tokenizer.json", "tokenizer_config.json"]:
         shutil.copy(os.path.join(tok_dir, name), os.path.join(hf, name))
     if masked:
@@ -513,45 +547,18 @@ def make_siglip2(out_dir, seed, masked):
             tok_config = json.load(f)
         del tok_config["padding_side"], tok_config["model_input_names"]
         write_json(os.path.join(hf, "tokenizer_config.json"), tok_config)
-    image_processor.save_pretrained(hf)
 
     input_ids, attention_mask, text_embeds = siglip2_text_reference(hf, model, SIGLIP2_TEXTS, masked)
-    images = [plain_rgb(load_image(os.path.join(ROOT, p))) for p in IMAGES]
-    image_in = image_processor(images=images, return_tensors="pt")
-    vision_args = (image_in["pixel_values"], image_in["pixel_attention_mask"], image_in["spatial_shapes"])
+    image_in, vision_args = siglip2_vision_args(image_processor)
     with torch.no_grad():
         image_embeds = pooled(model.get_image_features(*vision_args))
 
     onnx_dir = os.path.join(hf, "onnx")
     os.makedirs(onnx_dir)
-    text_path = os.path.join(onnx_dir, "text_model.onnx")
-    vision_path = os.path.join(onnx_dir, "vision_model.onnx")
-    text_feeds = {"input_ids": input_ids.numpy()}
-    if masked:
-        export(SiglipMaskedTextTower(model), (input_ids, attention_mask), text_path, ["input_ids", "attention_mask"],
-               ["text_embeds", "last_hidden_state"],
-               {"input_ids": {0: "batch"}, "attention_mask": {0: "batch"}, "text_embeds": {0: "batch"},
-                "last_hidden_state": {0: "batch"}})
-        text_feeds["attention_mask"] = attention_mask.numpy()
-    else:
-        export(SiglipTextTower(model), (input_ids,), text_path, ["input_ids"],
-               ["text_embeds", "last_hidden_state"],
-               {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
-    export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), vision_path,
-           ["pixel_values", "pixel_attention_mask", "spatial_shapes"], ["image_embeds", "last_hidden_state"],
-           {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
-            "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
-            "last_hidden_state": {0: "batch", 1: "patches"}})
-    check_onnx(text_path, text_feeds, text_embeds, "text")
-    check_onnx(vision_path, {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
-                             "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")
+    export_siglip_text(model, onnx_dir, text_embeds, input_ids, attention_mask)
+    export_siglip2_vision(model, vision_args, onnx_dir, image_embeds)
 
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.makedirs(out_dir)
-    for name in ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json"]:
-        shutil.copy(os.path.join(hf, name), os.path.join(out_dir, name))
-    shutil.copytree(onnx_dir, os.path.join(out_dir, "onnx"))
-    shutil.rmtree(work)
+    publish(work, hf, out_dir, ["config.json", "preprocessor_config.json", "tokenizer.json", "tokenizer_config.json"])
     reference = {
         "made_by": f"transformers {transformers_version()}",
         "texts": SIGLIP2_TEXTS,

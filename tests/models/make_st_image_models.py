@@ -79,7 +79,9 @@ import torch
 import transformers
 
 from families_main import main as families_main
-from make_image_models import IMAGES, OUT, ROOT, TEXTS, write_json
+from make_image_models import (IMAGES, OUT, ROOT, SIGLIP2_SPECIAL, SIGLIP2_TEXTS, TEXTS, export_siglip2_vision,
+                               export_siglip_text, plain_images, pooled, siglip2_text_reference, siglip2_tokenizer,
+                               siglip2_vision_args, tiny_config, write_json)
 
 TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json", "merges.txt"]
 
@@ -136,11 +138,6 @@ def tiny_clip(work):
     return CLIPModel(config).eval(), processor
 
 
-def pooled(out):
-    """get_*_features' vectors: transformers 5 returns them as pooler_output."""
-    return (out.pooler_output if hasattr(out, "pooler_output") else out).detach().numpy()
-
-
 def export_graph(module, processor, path, outputs):
     import onnxruntime as ort
     from transformers.image_utils import load_image
@@ -154,33 +151,61 @@ def export_graph(module, processor, path, outputs):
     return ort.InferenceSession(path, providers=["CPUExecutionProvider"])
 
 
-def check(session, processor, text_embeds, image_embeds, what):
-    """ONNX Runtime's text_embeds and image_embeds (one run with all texts and
-    images) against the reference, by cosine."""
-
-    text_in = processor.tokenizer(TEXTS, padding=True, truncation=True, return_tensors="np")
-    pixels = processor.image_processor(images=images(), return_tensors="np")
-    names = [o.name for o in session.get_outputs()]
-    outs = dict(zip(names, session.run(None, {"pixel_values": pixels["pixel_values"], "input_ids": text_in["input_ids"],
-                                              "attention_mask": text_in["attention_mask"]})))
-    for name, want in (("text_embeds", text_embeds), ("image_embeds", image_embeds)):
-        got = outs[name]
+def check_cosines(session, feeds, text_embeds, image_embeds, what):
+    """ONNX Runtime's text_embeds and image_embeds (one run of `session` on
+    `feeds`) against the reference, by cosine."""
+    outs = session.run(["text_embeds", "image_embeds"], feeds)
+    for name, got, want in zip(("text_embeds", "image_embeds"), outs, (text_embeds, image_embeds)):
         cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
         if cos.min() < 0.999999:
             raise SystemExit(f"{what}: ONNX Runtime's {name} differs from the reference (cosine {cos.min()})")
 
 
-def reference(out_dir, text_embeds, image_embeds, made_by):
+def check(session, processor, text_embeds, image_embeds, what):
+    """check_cosines with all texts (padded to the longest, masked) and images."""
+    text_in = processor.tokenizer(TEXTS, padding=True, truncation=True, return_tensors="np")
+    pixels = processor.image_processor(images=plain_images(), return_tensors="np")
+    check_cosines(session, {"pixel_values": pixels["pixel_values"], "input_ids": text_in["input_ids"],
+                            "attention_mask": text_in["attention_mask"]}, text_embeds, image_embeds, what)
+
+
+def reference(out_dir, text_embeds, image_embeds, made_by, texts=TEXTS):
     # The model card sentence-transformers writes (its template's prose) is not kept.
     if os.path.exists(os.path.join(out_dir, "README.md")):
         os.remove(os.path.join(out_dir, "README.md"))
     write_json(os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json"), {
         "made_by": made_by,
-        "texts": TEXTS,
+        "texts": texts,
         "images": IMAGES,
         "text_embeds": np.asarray(text_embeds).tolist(),
         "image_embeds": np.asarray(image_embeds).tolist(),
     })
+
+
+def add_st_text_embeds(out_dir, st_text_embeds, text_embeds, text_embeds_by, **extra):
+    """Adds to reference()'s file `extra`, what text_embeds are (text_embeds_by),
+    sentence-transformers' own text vectors and their cosines to text_embeds."""
+    ref_path = os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json")
+    with open(ref_path, encoding="utf-8") as f:
+        ref = json.load(f)
+    norms = np.linalg.norm(st_text_embeds, axis=1) * np.linalg.norm(text_embeds, axis=1)
+    ref.update(extra)
+    ref["text_embeds_by"] = text_embeds_by
+    ref["st_text_embeds"] = np.asarray(st_text_embeds).tolist()
+    ref["st_text_cosines"] = [round(float(c), 6) for c in (st_text_embeds * text_embeds).sum(1) / norms]
+    write_json(ref_path, ref)
+
+
+def st_version(out_dir, major):
+    """sentence-transformers' version, which must be `major`.x and, for 5.x, 5.4 or later."""
+    import sentence_transformers
+
+    version = sentence_transformers.__version__
+    old = version.split(".")[:2] in (["5", "0"], ["5", "1"], ["5", "2"], ["5", "3"])
+    if not version.startswith(major + ".") or old:
+        raise SystemExit(f"{os.path.basename(out_dir)} needs sentence-transformers {major}.x (5.4 or later), "
+                         f"not {version}")
+    return version
 
 
 def fresh(out_dir):
@@ -189,18 +214,6 @@ def fresh(out_dir):
         shutil.rmtree(d, ignore_errors=True)
     os.makedirs(work)
     return work
-
-
-def images():
-    """IMAGES as transformers' load_image decodes them, as plain RGB images.
-    transformers 5's convert_to_rgb composites onto white the pixels of the
-    colour an RGB image's info still names as transparent (load_image keeps
-    the GIF's): 4.x, whose rule dlrt follows, does not; the GIF of IMAGES has
-    such a colour (cosine 0.9886 between the two)."""
-    from PIL import Image
-    from transformers.image_utils import load_image
-
-    return [Image.fromarray(np.asarray(load_image(os.path.join(ROOT, p)))) for p in IMAGES]
 
 
 def make_clip_optimum_tiny(out_dir):
@@ -214,7 +227,8 @@ def make_clip_optimum_tiny(out_dir):
     text_in = processor.tokenizer(TEXTS, padding=True, truncation=True, return_tensors="pt")
     with torch.no_grad():
         text_embeds = pooled(model.get_text_features(**text_in))
-        image_embeds = pooled(model.get_image_features(**processor.image_processor(images=images(), return_tensors="pt")))
+        pixels = processor.image_processor(images=plain_images(), return_tensors="pt")
+        image_embeds = pooled(model.get_image_features(**pixels))
         session = export_graph(ZeroShot(model), processor, os.path.join(out_dir, "model.onnx"), ZERO_SHOT_AXES)
     check(session, processor, text_embeds, image_embeds, "clip_optimum_tiny")
     shutil.rmtree(work)
@@ -234,11 +248,26 @@ class SiglipZeroShot(torch.nn.Module):
         return out.logits_per_image, out.logits_per_text, out.text_embeds, out.image_embeds
 
 
+def export_siglip_zero_shot(model, input_ids, pixels, path, text_embeds, image_embeds, what):
+    """SiglipZeroShot as optimum exports SigLIP (input_ids and pixel_values,
+    traced on two texts and one image) to `path`, checked by check_cosines on
+    all of input_ids and pixels."""
+    import onnxruntime as ort
+
+    axes = {"input_ids": INPUT_AXES["input_ids"], "pixel_values": {0: "image_batch_size", 1: "num_channels",
+                                                                   2: "height", 3: "width"}}
+    with torch.no_grad():
+        torch.onnx.export(SiglipZeroShot(model), (input_ids[:2], pixels[:1]), path,
+                          input_names=["input_ids", "pixel_values"], output_names=list(ZERO_SHOT_AXES),
+                          dynamic_axes={**axes, **ZERO_SHOT_AXES}, opset_version=17, dynamo=False)
+    check_cosines(ort.InferenceSession(path, providers=["CPUExecutionProvider"]),
+                  {"input_ids": input_ids.numpy(), "pixel_values": pixels.numpy()}, text_embeds, image_embeds, what)
+
+
 def make_siglip_optimum_tiny(out_dir):
     """siglip_tiny's configuration, tokenizer and image processor (random
     weights of seed 80) with model.onnx as optimum exports SigLIP for
     zero-shot-image-classification; texts padded to max_length."""
-    import onnxruntime as ort
     import transformers
     from transformers import AutoTokenizer, SiglipConfig, SiglipImageProcessor, SiglipModel
 
@@ -254,28 +283,18 @@ def make_siglip_optimum_tiny(out_dir):
     image_processor.save_pretrained(out_dir)
     max_length = tokenizer.model_max_length
     text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
-    pixels = image_processor(images=images(), return_tensors="pt")["pixel_values"]
-    path = os.path.join(out_dir, "model.onnx")
-    axes = {"input_ids": INPUT_AXES["input_ids"], "pixel_values": {0: "image_batch_size", 1: "num_channels",
-                                                                   2: "height", 3: "width"}}
+    pixels = image_processor(images=plain_images(), return_tensors="pt")["pixel_values"]
     with torch.no_grad():
         text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
         image_embeds = pooled(model.get_image_features(pixel_values=pixels))
-        torch.onnx.export(SiglipZeroShot(model), (text_in["input_ids"][:2], pixels[:1]), path,
-                          input_names=["input_ids", "pixel_values"], output_names=list(ZERO_SHOT_AXES),
-                          dynamic_axes={**axes, **ZERO_SHOT_AXES}, opset_version=17, dynamo=False)
-    outs = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
-        ["text_embeds", "image_embeds"], {"input_ids": text_in["input_ids"].numpy(), "pixel_values": pixels.numpy()})
-    for got, want, name in zip(outs, (text_embeds, image_embeds), ("text_embeds", "image_embeds")):
-        cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
-        if cos.min() < 0.999999:
-            raise SystemExit(f"siglip_optimum_tiny: ONNX Runtime's {name} differs (cosine {cos.min()})")
+    export_siglip_zero_shot(model, text_in["input_ids"], pixels, os.path.join(out_dir, "model.onnx"), text_embeds,
+                            image_embeds, "siglip_optimum_tiny")
     shutil.rmtree(work)
     reference(out_dir, text_embeds, image_embeds, f"transformers {transformers.__version__}")
 
 
-def st_encode(st):
-    return st.encode(TEXTS, convert_to_numpy=True), st.encode(images(), convert_to_numpy=True)
+def st_encode(st, texts=TEXTS):
+    return st.encode(texts, convert_to_numpy=True), st.encode(plain_images(), convert_to_numpy=True)
 
 
 def st5_clip_module(hf, modules_path):
@@ -360,16 +379,10 @@ def make_st_siglip(out_dir, major):
     mask), which dlrt gives. sentence-transformers pads a batch's texts to its
     longest and masks the padding (its vectors, st_text_embeds, depend on the
     batch: st_text_cosines says how far they lie from text_embeds)."""
-    import onnxruntime as ort
-    import sentence_transformers
     from sentence_transformers import SentenceTransformer
     from transformers import AutoTokenizer, SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor
 
-    version = sentence_transformers.__version__
-    old = version.split(".")[:2] in (["5", "0"], ["5", "1"], ["5", "2"], ["5", "3"])
-    if not version.startswith(major + ".") or old:
-        raise SystemExit(f"{os.path.basename(out_dir)} needs sentence-transformers {major}.x (5.4 or later), "
-                         f"not {version}")
+    version = st_version(out_dir, major)
     work = fresh(out_dir)
     siglip_tiny = os.path.join(OUT, "siglip_tiny")
     torch.manual_seed(81 if major == "5" else 82)
@@ -385,33 +398,17 @@ def make_st_siglip(out_dir, major):
     tokenizer = st[0].processor.tokenizer
     max_length = tokenizer.model_max_length
     text_in = tokenizer(TEXTS, padding="max_length", truncation=True, max_length=max_length, return_tensors="pt")
-    pixels = st[0].processor.image_processor(images=images(), return_tensors="pt")["pixel_values"]
+    pixels = st[0].processor.image_processor(images=plain_images(), return_tensors="pt")["pixel_values"]
     path = os.path.join(out_dir, "onnx", "model.onnx")
     os.makedirs(os.path.dirname(path))
-    axes = {"input_ids": INPUT_AXES["input_ids"], "pixel_values": {0: "image_batch_size", 1: "num_channels",
-                                                                   2: "height", 3: "width"}}
     with torch.no_grad():
         text_embeds = pooled(model.get_text_features(input_ids=text_in["input_ids"]))
-        torch.onnx.export(SiglipZeroShot(model), (text_in["input_ids"][:2], pixels[:1]), path,
-                          input_names=["input_ids", "pixel_values"], output_names=list(ZERO_SHOT_AXES),
-                          dynamic_axes={**axes, **ZERO_SHOT_AXES}, opset_version=17, dynamo=False)
-    outs = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(
-        ["text_embeds", "image_embeds"], {"input_ids": text_in["input_ids"].numpy(), "pixel_values": pixels.numpy()})
-    for got, want, name in zip(outs, (text_embeds, image_embeds), ("text_embeds", "image_embeds")):
-        cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
-        if cos.min() < 0.999999:
-            raise SystemExit(f"{os.path.basename(out_dir)}: ONNX Runtime's {name} differs (cosine {cos.min()})")
+    export_siglip_zero_shot(model, text_in["input_ids"], pixels, path, text_embeds, image_embeds,
+                            os.path.basename(out_dir))
     shutil.rmtree(work)
     reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {version}")
-    ref_path = os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json")
-    with open(ref_path, encoding="utf-8") as f:
-        ref = json.load(f)
-    norms = np.linalg.norm(st_text_embeds, axis=1) * np.linalg.norm(text_embeds, axis=1)
-    cos = (st_text_embeds * text_embeds).sum(1) / norms
-    ref["text_embeds_by"] = f"transformers {transformers.__version__} get_text_features, max_length, no mask"
-    ref["st_text_embeds"] = np.asarray(st_text_embeds).tolist()
-    ref["st_text_cosines"] = [round(float(c), 6) for c in cos]
-    write_json(ref_path, ref)
+    add_st_text_embeds(out_dir, st_text_embeds, text_embeds,
+                       f"transformers {transformers.__version__} get_text_features, max_length, no mask")
 
 
 def make_st57_siglip_tiny(out_dir):
@@ -436,67 +433,36 @@ def make_st_siglip2(out_dir, major):
     (make_image_models.siglip2_text_reference) for SIGLIP2_TEXTS;
     sentence-transformers' encode (st_text_embeds) pads a batch to its longest
     text rather than to 64, which differs (st_text_cosines)."""
-    import sentence_transformers
     from sentence_transformers import SentenceTransformer
     from transformers import AutoTokenizer, Siglip2Config, Siglip2ImageProcessor, Siglip2Model, Siglip2Processor
 
-    from make_image_models import (SIGLIP2_TEXTS, Siglip2VisionTower, SiglipTextTower, check_onnx, export,
-                                   siglip2_text_reference, siglip2_tokenizer)
-
-    version = sentence_transformers.__version__
-    old = version.split(".")[:2] in (["5", "0"], ["5", "1"], ["5", "2"], ["5", "3"])
-    if not version.startswith(major + ".") or old:
-        raise SystemExit(f"{os.path.basename(out_dir)} needs sentence-transformers {major}.x (5.4 or later), "
-                         f"not {version}")
+    version = st_version(out_dir, major)
     work = fresh(out_dir)
     tokenizer = AutoTokenizer.from_pretrained(siglip2_tokenizer(work))
     torch.manual_seed(84 if major == "6" else 85)
-    config = Siglip2Config(
-        text_config=dict(vocab_size=len(tokenizer.get_vocab()), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=64, pad_token_id=0,
-                         eos_token_id=1, bos_token_id=2),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                           patch_size=16, num_patches=256))
+    config = tiny_config(Siglip2Config, len(tokenizer.get_vocab()), 64, SIGLIP2_SPECIAL,
+                         dict(patch_size=16, num_patches=256))
     hf = os.path.join(work, "hf")
     Siglip2Model(config).eval().save_pretrained(hf)
     Siglip2Processor(image_processor=Siglip2ImageProcessor(), tokenizer=tokenizer).save_pretrained(hf)
     SentenceTransformer(hf, device="cpu").save(out_dir)
     st = SentenceTransformer(out_dir, device="cpu")
-    st_text_embeds = st.encode(SIGLIP2_TEXTS, convert_to_numpy=True)
-    image_embeds = st.encode(images(), convert_to_numpy=True)
+    st_text_embeds, image_embeds = st_encode(st, SIGLIP2_TEXTS)
     model = st[0].model.eval()
     input_ids, _, text_embeds = siglip2_text_reference(out_dir, model, SIGLIP2_TEXTS)
-    image_in = st[0].processor.image_processor(images=images(), return_tensors="pt")
-    vision_args = (image_in["pixel_values"], image_in["pixel_attention_mask"], image_in["spatial_shapes"])
+    _, vision_args = siglip2_vision_args(st[0].processor.image_processor)
     with torch.no_grad():
         onnx_dir = os.path.join(out_dir, "onnx")
         os.makedirs(onnx_dir)
-        export(SiglipTextTower(model), (input_ids,), os.path.join(onnx_dir, "text_model.onnx"),
-               ["input_ids"], ["text_embeds", "last_hidden_state"],
-               {"input_ids": {0: "batch"}, "text_embeds": {0: "batch"}, "last_hidden_state": {0: "batch"}})
-        export(Siglip2VisionTower(model), tuple(a[:1] for a in vision_args), os.path.join(onnx_dir, "vision_model.onnx"),
-               ["pixel_values", "pixel_attention_mask", "spatial_shapes"], ["image_embeds", "last_hidden_state"],
-               {"pixel_values": {0: "batch", 1: "patches"}, "pixel_attention_mask": {0: "batch", 1: "patches"},
-                "spatial_shapes": {0: "batch"}, "image_embeds": {0: "batch"},
-                "last_hidden_state": {0: "batch", 1: "patches"}})
-    check_onnx(os.path.join(onnx_dir, "text_model.onnx"), {"input_ids": input_ids.numpy()}, text_embeds, "text")
-    check_onnx(os.path.join(onnx_dir, "vision_model.onnx"),
-               {"pixel_values": vision_args[0].numpy(), "pixel_attention_mask": vision_args[1].numpy(),
-                "spatial_shapes": vision_args[2].numpy()}, image_embeds, "vision")
+        export_siglip_text(model, onnx_dir, text_embeds, input_ids)
+        export_siglip2_vision(model, vision_args, onnx_dir, image_embeds)
     shutil.rmtree(work)
     os.remove(os.path.join(out_dir, "model.safetensors"))  # 400 KB dlrt does not read
-    reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {version}")
-    ref_path = os.path.join(out_dir, "..", os.path.basename(out_dir) + "_reference.json")
-    with open(ref_path, encoding="utf-8") as f:
-        ref = json.load(f)
-    norms = np.linalg.norm(st_text_embeds, axis=1) * np.linalg.norm(text_embeds, axis=1)
-    ref["texts"] = SIGLIP2_TEXTS
-    ref["input_ids"] = input_ids.tolist()
-    ref["text_embeds_by"] = (f"transformers {transformers.__version__}: AutoProcessor(text=...) on the folder "
-                             "(Siglip2Tokenizer, padded to 64, no mask), get_text_features")
-    ref["st_text_embeds"] = np.asarray(st_text_embeds).tolist()
-    ref["st_text_cosines"] = [round(float(c), 6) for c in (st_text_embeds * text_embeds).sum(1) / norms]
-    write_json(ref_path, ref)
+    reference(out_dir, text_embeds, image_embeds, f"sentence-transformers {version}", texts=SIGLIP2_TEXTS)
+    add_st_text_embeds(out_dir, st_text_embeds, text_embeds,
+                       f"transformers {transformers.__version__}: AutoProcessor(text=...) on the folder "
+                       "(Siglip2Tokenizer, padded to 64, no mask), get_text_features",
+                       input_ids=input_ids.tolist())
 
 
 def make_st57_siglip2_tiny(out_dir):
