@@ -12,13 +12,7 @@
 #include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#if defined(__GNUC__) && !defined(__clang__)
-// GCC 12's AVX-512 intrinsics start some results from _mm512_undefined_ps(),
-// which the uninitialized-use warnings report once inlined: false positives.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-#include <immintrin.h>
+#include "backends/cpu/kernels/x86_intrinsics.h"  // <immintrin.h>
 #define DLRT_EXPAND_DW_AVX2 1
 #define DLRT_EXPAND_DW_AVX512 1
 #endif
