@@ -6,10 +6,6 @@
 #include <limits>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>  // the x86 paths only
-#endif
-
 #include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/kernels/gemm_amx.h"
 #include "backends/cpu/kernels/gemm_bf16.h"
