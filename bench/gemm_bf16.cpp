@@ -19,7 +19,8 @@
 
 #if defined(__x86_64__)
 #if !defined(__clang__)
-// GCC 12's AVX-512 intrinsics: the false positives described in vec_avx512.h.
+// GCC 12's AVX-512 intrinsics start some results from _mm512_undefined_ps(),
+// which the uninitialized-use warnings report once inlined: false positives.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif

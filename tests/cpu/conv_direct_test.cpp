@@ -21,7 +21,6 @@
 #include "backends/cpu/kernels/conv_direct.h"
 #include "backends/cpu/kernels/conv_winograd.h"
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/ops/conv_impl.h"
 #include "conv_test_util.h"
 #include "kernel_test_util.h"
@@ -644,7 +643,7 @@ TEST_P(ConvDirectIsa, TouchesNothingPastItsBuffers) {
       const uint64_t before = conv_direct_runs();
       if (GetParam() == CpuIsa::kAvx512) {
         ASSERT_EQ(packed->mr(), 8);
-#ifdef DLRT_HAVE_AVX512_PATHS
+#if defined(__x86_64__) || defined(__i386__)
         conv_direct_whole_k(SimdWidth::k512, plan, off.data(), x, *packed, y, ep, nullptr);
 #endif
       } else {

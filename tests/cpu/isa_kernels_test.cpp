@@ -14,7 +14,6 @@
 #include "backends/cpu/kernels/activation_epilogue.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/vec_avx512.h"
 #include "kernel_test_util.h"
 #include "isa_test_util.h"
 
@@ -308,45 +307,6 @@ TEST(CpuIsa, LayerNormMomentsOfOffsetRowsAndOutliers) {
     for (CpuIsa isa : testing::vector_isas()) expect_same(run_with(isa, "LayerNormalization", in, at, 3), want, 2e-5f);
   }
 }
-
-#ifdef DLRT_HAVE_AVX512_PATHS
-DLRT_AVX512 void exp_nonpositive_16(const float* x, float* y) {
-  __m512 v[1] = {_mm512_loadu_ps(x)};
-  avx512::exp_nonpositive_lockstep<1>(v);
-  _mm512_storeu_ps(y, v[0]);
-}
-
-// The softmax exp (inputs <= 0) against <cmath> from 0 down past ln(FLT_MIN):
-// within 2 float ulps where the result is normal, 0 below (never a
-// denormal), 0 at -inf, NaN at NaN.
-TEST(CpuIsa, ExpOfNonPositiveMatchesCmath) {
-  SKIP_WITHOUT_AVX512();
-  std::vector<float> xs = {0.0f, -0.0f, -1e-30f, -87.33f, -87.336f, -87.34f, -88.0f, -103.0f, -1e30f,
-                           -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
-  for (int i = 0; i <= 200000; ++i) xs.push_back(-90.0f * static_cast<float>(i) / 200000.0f);
-  while (xs.size() % 16) xs.push_back(-1.0f);
-  std::vector<float> ys(xs.size());
-  for (size_t i = 0; i < xs.size(); i += 16) exp_nonpositive_16(xs.data() + i, ys.data() + i);
-  double worst = 0;
-  for (size_t i = 0; i < xs.size(); ++i) {
-    const float x = xs[i], y = ys[i];
-    if (std::isnan(x)) {
-      EXPECT_TRUE(std::isnan(y)) << "exp(NaN) = " << y;
-      continue;
-    }
-    EXPECT_TRUE(y == 0.0f || y >= std::numeric_limits<float>::min()) << "exp(" << x << ") = " << y << " (denormal)";
-    const double want = std::exp(static_cast<double>(x));
-    if (x < -87.33f) {
-      EXPECT_LE(y, 1.2e-38f) << "exp(" << x << ")";
-      continue;
-    }
-    const double rel = std::abs(y - want) / want;
-    worst = std::max(worst, rel);
-    EXPECT_LE(rel, 2.4e-7) << "exp(" << x << ") = " << y << ", want " << want;
-  }
-  std::printf("exp_nonpositive_lockstep: worst relative error %.3g over [ln(FLT_MIN), 0]\n", worst);
-}
-#endif
 
 // Softmax over rows of 1..40 elements (and one of 1000), with +-inf and NaN rows.
 TEST(CpuIsa, SoftmaxRowsMatchGeneric) {

@@ -324,7 +324,7 @@ TEST(NeonSelection, EpilogueAndActivations) {
 }
 
 // The attention's portable path takes the 128-bit softmax rows at the neon
-// level (attention_softmax_simd.h), counted; the generic level none.
+// level (attention_simd.h), counted; the generic level none.
 TEST(NeonSelection, AttentionSoftmax) {
   NEON_LEVEL_OR_SKIP(level);
   const int64_t Sq = 5, Skv = 37, D = 8;

@@ -9,11 +9,13 @@
 #include <limits>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "isa_test_util.h"
 
 namespace dlrt::cpu {
@@ -175,6 +177,100 @@ TEST(QuantizeRows, ColumnsMinMaxAndDynamicQuantizeOnEveryIsa) {
     float lo = 0, hi = 0;
     EXPECT_FALSE(min_max(with_nan.data(), 20, lo, hi)) << cpu_isa_name(isa);
   }
+}
+
+
+// The float rows (quantize_rows_simd.h) at every vector width this CPU runs
+// (128 bits on x86 too, which no ISA level picks), bit for bit against the
+// portable loops (DLRT_CPU_ISA=generic's), on every length 0-70 (whole
+// vectors and each partial one) and inputs with NaN, +-inf, -0, ties and
+// values far outside the 8-bit range; nothing past n written.
+TEST(QuantizeRows, FloatRowsAtEveryWidthMatchPortableBits) {
+  std::mt19937 rng(81);
+  std::normal_distribution<float> nd(0.0f, 60.0f);
+  int ran = 0;
+  for (SimdWidth w : {SimdWidth::k128, SimdWidth::k256, SimdWidth::k512}) {
+    if (!simd_width_runs(w)) {
+      std::printf("skipped: this CPU (or build) cannot run the %s-bit instantiation\n", simd_width_name(w));
+      continue;
+    }
+    ++ran;
+    for (int64_t n = 0; n <= 70; ++n) {
+      SCOPED_TRACE(std::string(simd_width_name(w)) + " bits, n " + std::to_string(n));
+      const size_t sz = static_cast<size_t>(n);
+      std::vector<float> x(sz), mult(sz);
+      std::vector<int32_t> acc(sz), bias(sz);
+      for (size_t i = 0; i < sz; ++i) {
+        const uint32_t k = rng() % 12;
+        x[i] = k == 0   ? std::numeric_limits<float>::quiet_NaN()
+               : k == 1 ? std::numeric_limits<float>::infinity()
+               : k == 2 ? -std::numeric_limits<float>::infinity()
+               : k == 3 ? 3e9f
+               : k == 4 ? -0.0f
+               : k == 5 ? 0.5f * static_cast<float>(static_cast<int>(rng() % 21) - 10)
+                        : nd(rng);
+        acc[i] = rng() % 4 ? static_cast<int32_t>(nd(rng) * 100.0f) : static_cast<int32_t>(rng());
+        bias[i] = static_cast<int32_t>(nd(rng));
+        mult[i] = 0.001f * static_cast<float>(1 + rng() % 60);
+      }
+      const float scale = 0.05f + 0.01f * static_cast<float>(rng() % 40);
+      const int32_t zu = static_cast<int32_t>(rng() % 256), zs = static_cast<int32_t>(rng() % 256) - 128;
+      auto check = [&](auto&& run) {
+        std::vector<uint8_t> got(sz + 1, 0xAB), want(sz + 1, 0xAB);
+        run(true, got.data());
+        {
+          ScopedCpuIsa portable(CpuIsa::kGeneric);
+          run(false, want.data());
+        }
+        ASSERT_EQ(got, want);
+      };
+      check([&](bool vec, uint8_t* d) {
+        vec ? quantize_linear_u8(w, x.data(), n, scale, zu, d) : quantize_linear_u8(x.data(), n, scale, zu, d);
+      });
+      check([&](bool vec, uint8_t* d) {
+        auto* s = reinterpret_cast<int8_t*>(d);
+        vec ? quantize_linear_s8(w, x.data(), n, scale, zs, s) : quantize_linear_s8(x.data(), n, scale, zs, s);
+      });
+      check([&](bool vec, uint8_t* d) {
+        vec ? requantize_u8(w, acc.data(), n, 17, 0.0123f, zu, d) : requantize_u8(acc.data(), n, 17, 0.0123f, zu, d);
+      });
+      check([&](bool vec, uint8_t* d) {
+        auto* s = reinterpret_cast<int8_t*>(d);
+        vec ? requantize_s8(w, acc.data(), n, -5, 0.02f, zs, s) : requantize_s8(acc.data(), n, -5, 0.02f, zs, s);
+      });
+      check([&](bool vec, uint8_t* d) {
+        vec ? requantize_cols_u8(w, acc.data(), n, bias.data(), mult.data(), zu, d)
+            : requantize_cols_u8(acc.data(), n, bias.data(), mult.data(), zu, d);
+      });
+      check([&](bool vec, uint8_t* d) {
+        auto* s = reinterpret_cast<int8_t*>(d);
+        vec ? requantize_cols_s8(w, acc.data(), n, nullptr, mult.data(), zs, s)
+            : requantize_cols_s8(acc.data(), n, nullptr, mult.data(), zs, s);
+      });
+      check([&](bool vec, uint8_t* d) {
+        vec ? quantize_u8(w, x.data(), n, scale, static_cast<uint8_t>(zu), d)
+            : quantize_u8(x.data(), n, scale, static_cast<uint8_t>(zu), d);
+      });
+      std::vector<float> finite(x);
+      for (float& v : finite)
+        if (std::isnan(v)) v = 1.0f;
+      for (const std::vector<float>* v : {&x, &finite}) {
+        float lo = 9, hi = 9, want_lo = 9, want_hi = 9;
+        const bool ok = min_max(w, v->data(), n, lo, hi);
+        bool want_ok;
+        {
+          ScopedCpuIsa portable(CpuIsa::kGeneric);
+          want_ok = min_max(v->data(), n, want_lo, want_hi);
+        }
+        ASSERT_EQ(ok, want_ok);
+        if (ok) {
+          EXPECT_EQ(lo, want_lo);
+          EXPECT_EQ(hi, want_hi);
+        }
+      }
+    }
+  }
+  EXPECT_GE(ran, 1);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <random>
@@ -10,8 +11,10 @@
 #include "../ir/graph_builder.h"
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernels/gemm_amx.h"
+#include "backends/cpu/kernels/attention.h"
 #include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "exec/executor.h"
 #include "exec/kernel_build_options.h"
 #include "kernel_test_util.h"
@@ -180,6 +183,67 @@ TEST(Attention, PackedQkv) {
                     1, 1, "com.dlrt");
   ASSERT_TRUE(out.ok()) << out.status().to_string();
   expect_near((*out)[0], want, 1e-5f);
+}
+
+// The vector kernel (attention_simd.h) at every width this CPU runs (128
+// bits on x86 too, where no ISA level picks it), against the portable
+// kernel: key counts around every tile edge (2 vectors of keys a step),
+// head dims with tails, row blocks cut short, per-key, scalar and no masks,
+// a fully masked row, head dims strided and contiguous.
+TEST(Attention, VectorKernelAtEveryWidthMatchesPortable) {
+  std::mt19937 rng(81);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  int ran = 0;
+  for (SimdWidth w : {SimdWidth::k128, SimdWidth::k256, SimdWidth::k512}) {
+    if (!simd_width_runs(w)) {
+      std::printf("skipped: this CPU (or build) cannot run the %s-bit instantiation\n", simd_width_name(w));
+      continue;
+    }
+    ++ran;
+    for (int64_t Skv : {1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 63, 64, 65, 67})
+      for (int64_t D : {5, 16, 37})
+        for (int64_t Sq : {1, 6, 9, 17})
+          for (int mask = 0; mask < 4; ++mask)
+            for (bool contig : {true, false}) {
+              const int64_t H = 2, Dv = D + 3;
+              std::vector<float> q(H * Sq * D), k(H * Skv * D), v(H * Skv * Dv), m(Sq * Skv);
+              for (auto* x : {&q, &k, &v, &m})
+                for (float& y : *x) y = nd(rng);
+              for (int64_t i = 0; i < Sq * Skv; i += 3) m[i] = -std::numeric_limits<float>::infinity();
+              if (mask == 3)
+                for (int64_t j = 0; j < Skv; ++j) m[j] = -std::numeric_limits<float>::infinity();
+              attention::Problem p;
+              p.B = 1, p.H = H, p.Sq = Sq, p.Skv = Skv, p.D = D, p.Dv = Dv;
+              if (contig) {
+                p.q = {q.data(), 0, Sq * D, D, 1}, p.k = {k.data(), 0, Skv * D, D, 1}, p.v = {v.data(), 0, Skv * Dv, Dv, 1};
+              } else {
+                p.q = {q.data(), 0, Sq * D, 1, Sq}, p.k = {k.data(), 0, Skv * D, 1, Skv}, p.v = {v.data(), 0, Skv * Dv, 1, Skv};
+              }
+              if (mask == 1 || mask == 3) p.mask = m.data(), p.mq = Skv, p.mk = 1;
+              if (mask == 2) p.mask = m.data(), p.mq = 1, p.mk = 0;
+              p.scale = 0.3f;
+              p.zero_undefined_rows = mask == 3;
+              p.oh = Sq * Dv, p.os = Dv;
+              std::vector<float> got(H * Sq * Dv, -7.0f), want(got.size(), -7.0f);
+              p.out = want.data();
+              {
+                ScopedCpuIsa portable(CpuIsa::kGeneric);
+                for (int64_t h = 0; h < H; ++h) attention::attend_generic(p, 0, h, 0, Sq);
+              }
+              p.out = got.data();
+              for (int64_t h = 0; h < H; ++h) attention::attend_vec(w, p, 0, h, 0, Sq);
+              for (size_t i = 0; i < got.size(); ++i) {
+                if (std::isnan(want[i])) {  // a fully masked row without zero_undefined_rows: NaN in both
+                  ASSERT_TRUE(std::isnan(got[i])) << simd_width_name(w) << " bits at " << i;
+                  continue;
+                }
+                ASSERT_NEAR(got[i], want[i], 2e-5f + 2e-5f * std::abs(want[i]))
+                    << simd_width_name(w) << " bits, Skv " << Skv << " D " << D << " Sq " << Sq << " mask " << mask
+                    << " contig " << contig << " at " << i;
+              }
+            }
+  }
+  EXPECT_GE(ran, 1);
 }
 
 TEST(Attention, BadInputsAreErrors) {

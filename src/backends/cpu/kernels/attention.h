@@ -1,7 +1,7 @@
 // The attention kernels of com.dlrt Attention (ops/transformer.cpp says what
 // the op computes): Y = softmax(scale * Q·Kᵀ + mask) · V for one head and a
-// block of query rows, portable, AVX2, AVX-512, AMX (precision bf16x3) and
-// AVX512-BF16 (precision bf16).
+// block of query rows, portable, one vector kernel for every width
+// (attention_simd.h), AMX (precision bf16x3) and AVX512-BF16 (precision bf16).
 // Each packs Kᵀ for its head once, then runs blocks of query rows through
 // Q·Kᵀ (vectorised along the keys), a fused scale/mask/softmax, and P·V
 // (vectorised along the head dim). Thread-safe: scratch is per thread.
@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "backends/cpu/kernels/vec_avx512.h"
+#include "backends/cpu/kernels/simd/width.h"
 
 namespace dlrt::cpu::attention {
 
@@ -38,19 +38,18 @@ struct Problem {
   }
 };
 
-// Query rows per block of the generic and AVX-512 paths' callers.
+// Query rows per block of the generic and 512-bit paths' callers.
 constexpr int kRows = 4;
-// Query rows per block of the AVX2 path: a 6 x 16 tile (12 ymm accumulators)
-// for Q·Kᵀ (rows x keys) and for P·V (rows x head dims), as the GEMM's.
+// Query rows per block of attend_vec at 256 bits: a 6 x 16 tile (12 ymm
+// accumulators) for Q·Kᵀ (rows x keys) and for P·V (rows x head dims), as
+// the GEMM's (8 x 32 at 512 bits; attention_simd.h's kTileRows).
 constexpr int kRowsAvx2 = 6;
 
 // Rows [r0, r1) of head (b, h).
 void attend_generic(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
-#if defined(__x86_64__)
-void attend_avx2(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
-#endif
-#ifdef DLRT_HAVE_AVX512_PATHS
-void attend_avx512(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
+// The vector kernel at width w (simd_width() where the vector paths run).
+void attend_vec(SimdWidth w, const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
+#if defined(__x86_64__) || defined(__i386__)
 // Q·Kᵀ and P·V on AMX tiles; needs Q's and V's head dims contiguous.
 void attend_amx(const Problem& p, int64_t b, int64_t h, int64_t r0, int64_t r1);
 // The same with one bf16 pass (precision bf16, gemm_bf16.h); the same needs.

@@ -13,9 +13,8 @@
 #include "device/cpu_features.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
+#include "backends/cpu/kernels/x86_intrinsics.h"  // <immintrin.h>
 
-#include "backends/cpu/kernels/vec_avx512.h"
 #define DLRT_DW8_X86 1
 #endif
 #if defined(__aarch64__)

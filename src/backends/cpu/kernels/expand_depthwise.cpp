@@ -9,12 +9,12 @@
 #include "backends/cpu/kernels/depthwise_lanes.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
-#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
+#include "backends/cpu/kernels/x86_intrinsics.h"  // <immintrin.h>
 #define DLRT_EXPAND_DW_AVX2 1
+#define DLRT_EXPAND_DW_AVX512 1
 #endif
 
 namespace dlrt::cpu {
@@ -309,7 +309,7 @@ DLRT_AVX2 void project_range(const ExpandDepthwiseShape& s, const Taps& tp, cons
 }
 #endif
 
-#ifdef DLRT_HAVE_AVX512_PATHS
+#ifdef DLRT_EXPAND_DW_AVX512
 // The AVX-512 path: blocks of 16 channels (one zmm per position), pairs of
 // blocks per task, 12 positions per tile for a pair (24 accumulators: 14
 // loads per 24 FMAs, against 10 per 16 at 8 positions; mobilenet_v2 1.8-2.1%
@@ -432,7 +432,7 @@ DLRT_AVX512 void sum_partials(const float* partial, int64_t parts, int64_t part_
     const float* src = partial + m * ld;
     float* dst = y + m * y_plane;
     for (int64_t j = 0; j < n; j += 16) {
-      const __mmask16 k = avx512::tail_mask(n - j);
+      const __mmask16 k = n - j >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - j)) - 1u);
       __m512 v = _mm512_maskz_loadu_ps(k, src + j);
       for (int64_t t = 1; t < parts; ++t) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, src + t * part_floats + j));
       _mm512_mask_storeu_ps(dst + j, k, v);
@@ -478,7 +478,7 @@ Taps expand_taps(const ExpandDepthwiseShape& s, const float* x, ThreadPool& pool
   return tp;
 }
 
-#if defined(DLRT_EXPAND_DW_AVX2) && defined(DLRT_HAVE_AVX512_PATHS)
+#if defined(DLRT_EXPAND_DW_AVX2) && defined(DLRT_EXPAND_DW_AVX512)
 // 16-channel blocks projected on the 8 x 48 tile in `pbands` row bands, each
 // band's depthwise output in a region of its own (expand_depthwise says why).
 void expand_bands16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* we_packed,
@@ -538,7 +538,7 @@ void expand_split_k16(const ExpandDepthwiseShape& s, const Padded& pd, const Tap
 void project_mid(const ExpandDepthwiseShape& s, bool c16, bool avx2, float* mid, int64_t mid_plane,
                  const ProjectStage* proj, float* y, ThreadPool& pool) {
   const int64_t out_plane = s.g.out_h * s.g.out_w;
-#ifdef DLRT_HAVE_AVX512_PATHS
+#ifdef DLRT_EXPAND_DW_AVX512
   if (c16 && proj->w->mr() == 8 && proj->w->nr() == 48) {
     ConvDirectPlan plan;
     const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
@@ -591,7 +591,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
                       const float* wd, const float* bd, float* y, ThreadPool& pool, const ProjectStage* proj) {
   // 16-channel blocks (AVX-512) or 8-channel ones (AVX2, portable).
   bool c16 = false;
-#ifdef DLRT_HAVE_AVX512_PATHS
+#ifdef DLRT_EXPAND_DW_AVX512
   c16 = s.lanes == 16 && cpu_has_avx512();
 #endif
   const Padded pd = padded_of(s.g, c16 ? 16 : 8);
@@ -619,7 +619,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
     });
     return;
   }
-#ifdef DLRT_HAVE_AVX512_PATHS
+#ifdef DLRT_EXPAND_DW_AVX512
   // 16-channel blocks with the projection on the 8 x 48 tile, the plane in
   // one row band per thread: a thread expands and filters its band's rows
   // for every pair of blocks, then projects the band's positions itself, so
@@ -653,7 +653,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   const int64_t mid_plane = proj && avx2 ? ceil_div(out_plane, 16) * 16 : out_plane;
   float* mid = proj ? mid_buf.get<float>(static_cast<size_t>(s.M * mid_plane)) : y;
 #ifdef DLRT_EXPAND_DW_AVX2
-#ifdef DLRT_HAVE_AVX512_PATHS
+#ifdef DLRT_EXPAND_DW_AVX512
   // Planes too small for bands (14x14 and 7x7 on 2 threads): each thread
   // takes a contiguous run of the block pairs, expands and filters them into
   // its channels of mid, and projects those channels alone (the terms of the
@@ -676,7 +676,7 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
       for (int64_t u = b; u < e2; ++u) {
         const int64_t band = u / pairs, blk = 2 * (u % pairs);
         const int64_t oh0 = s.g.out_h * band / bands, oh1 = s.g.out_h * (band + 1) / bands;
-#ifdef DLRT_HAVE_AVX512_PATHS
+#ifdef DLRT_EXPAND_DW_AVX512
         if (c16) {
           pair_rows16(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, blk, oh0, oh1, buf);
           continue;

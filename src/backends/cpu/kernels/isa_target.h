@@ -13,7 +13,7 @@
 // AVX2 with AVX-VNNI (the 8-bit GEMM on hybrid cores).
 #define DLRT_AVX2_VNNI __attribute__((target("avx2,avxvnni")))
 
-// AVX-512 F/BW/DQ/VL + FMA (CpuIsa::kAvx512): vec_avx512.h and the float kernels.
+// AVX-512 F/BW/DQ/VL + FMA (CpuIsa::kAvx512): the AVX-512 int8 and AMX/bf16 callers.
 #define DLRT_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma")))
 // AVX-512F with AVX2 + FMA.
 #define DLRT_AVX512F_FMA __attribute__((target("avx512f,avx2,fma")))

@@ -13,9 +13,8 @@
 #include "device/cpu_features.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
+#include "backends/cpu/kernels/x86_intrinsics.h"  // <immintrin.h>
 
-#include "backends/cpu/kernels/vec_avx512.h"
 #define DLRT_QROWS_X86 1
 #endif
 
@@ -66,52 +65,6 @@ void quantize_linear_generic(const float* x, int64_t n, float scale, int32_t zp,
 }
 
 #ifdef DLRT_QROWS_X86
-template <typename Q>
-DLRT_AVX512 void quantize_linear_avx512(const float* x, int64_t n, float scale, int32_t zp, Q* dst) {
-  const __m512 s = _mm512_set1_ps(scale);
-  const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest() - zp));
-  const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
-  const __m512i z = _mm512_set1_epi32(zp);
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
-    const __m512 v = _mm512_div_ps(_mm512_maskz_loadu_ps(k, x + i), s);
-    // max(lo, v) then min(hi, .) keep a NaN as std::max / std::min do; a NaN lane gives 0.
-    __m512 c = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-    c = _mm512_roundscale_ps(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __mmask16 ordered = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
-    const __m512i q = _mm512_maskz_add_epi32(ordered, _mm512_cvtps_epi32(c), z);
-    _mm512_mask_cvtepi32_storeu_epi8(dst + i, k, q);
-  }
-}
-
-// 16 values of requantize_generic: the same operations in the same order
-// (max(lo, v) and min(hi, v) keep a NaN as std::max / std::min do).
-DLRT_AVX512 inline __m512i requantize16_avx512(__m512i a, __m512 mult, __m512 lo, __m512 hi, __m512i zp) {
-  __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(a), mult);
-  v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-  v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  return _mm512_add_epi32(_mm512_cvtps_epi32(v), zp);
-}
-
-template <typename Q>
-DLRT_AVX512 void requantize_avx512(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, Q* dst) {
-  const __m512 m = _mm512_set1_ps(mult);
-  const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest() - zp));
-  const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
-  const __m512i b = _mm512_set1_epi32(bias), z = _mm512_set1_epi32(zp);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512i a = _mm512_add_epi32(_mm512_loadu_si512(acc + i), b);
-    // In range after the clamp: truncating to 8 bits keeps the value.
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm512_cvtepi32_epi8(requantize16_avx512(a, m, lo, hi, z)));
-  }
-  if (i < n) {
-    const __mmask16 k = static_cast<__mmask16>((1u << (n - i)) - 1);
-    const __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, acc + i), b);
-    _mm512_mask_cvtepi32_storeu_epi8(dst + i, k, requantize16_avx512(a, m, lo, hi, z));
-  }
-}
-
 DLRT_AVX512 void copy_stride2_avx512(const uint8_t* src, int64_t n, uint8_t* dst) {
   const __m512i low = _mm512_set1_epi16(0xFF);
   for (int64_t i = 0; i < n; i += 32) {
@@ -141,164 +94,88 @@ DLRT_AVX512_VBMI void lookup_vbmi(const uint8_t* table, const uint8_t* src, int6
   }
 }
 
-DLRT_AVX512 bool min_max_avx512(const float* x, int64_t n, float& lo, float& hi) {
-  __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  __mmask16 nan = 0;
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 v = _mm512_loadu_ps(x + i);
-    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-    vlo = _mm512_min_ps(vlo, v);
-    vhi = _mm512_max_ps(vhi, v);
-  }
-  if (nan) return false;
-  lo = _mm512_reduce_min_ps(vlo);
-  hi = _mm512_reduce_max_ps(vhi);
-  return min_max_generic(x + i, n - i, lo, hi);
-}
-
-DLRT_AVX512 void quantize_u8_avx512(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y) {
-  const __m512 s = _mm512_set1_ps(scale), z = _mm512_set1_ps(zero_point);
-  const __m512 top = _mm512_set1_ps(255.0f), bottom = _mm512_setzero_ps();
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512 r = _mm512_roundscale_ps(_mm512_div_ps(_mm512_loadu_ps(x + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm512_add_ps(r, z);
-    // max(., 0) first so that NaN (x / scale undefined) becomes 0 as in quantize_one.
-    r = _mm512_min_ps(_mm512_max_ps(r, bottom), top);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtusepi32_epi8(_mm512_cvtps_epu32(r)));
-  }
-  for (; i < n; ++i) y[i] = quantize_one(x[i], scale, zero_point);
-}
-
-// The AVX2 loops: the AVX-512 ones' operations in the same order, 8 lanes.
-// The integers, once clamped, fit the 8-bit type, so the saturating packs
-// to 8 bits below keep them.
-template <typename Q>
-DLRT_AVX2_INT inline void store8_avx2(__m256i q, Q* dst) {
-  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-  const __m128i b = std::is_signed_v<Q> ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), b);
-}
-
-template <typename Q>
-DLRT_AVX2_INT void quantize_linear_avx2(const float* x, int64_t n, float scale, int32_t zp, Q* dst) {
-  const __m256 s = _mm256_set1_ps(scale);
-  const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest() - zp));
-  const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
-  const __m256i z = _mm256_set1_epi32(zp);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_div_ps(_mm256_loadu_ps(x + i), s);
-    __m256 c = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
-    c = _mm256_round_ps(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256i ordered = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_ORD_Q));
-    store8_avx2(_mm256_and_si256(_mm256_add_epi32(_mm256_cvtps_epi32(c), z), ordered), dst + i);
-  }
-  quantize_linear_generic(x + i, n - i, scale, zp, dst + i);
-}
-
-template <typename Q>
-DLRT_AVX2_INT void requantize_avx2(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, Q* dst) {
-  const __m256 m = _mm256_set1_ps(mult);
-  const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest() - zp));
-  const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
-  const __m256i b = _mm256_set1_epi32(bias), z = _mm256_set1_epi32(zp);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256i a = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i)), b);
-    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), m);
-    v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
-    v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    store8_avx2(_mm256_add_epi32(_mm256_cvtps_epi32(v), z), dst + i);
-  }
-  requantize_generic(acc + i, n - i, bias, mult, zp, dst + i);
-}
-
-// requantize_avx2 with a bias (or none) and a multiplier per element.
-template <typename Q>
-DLRT_AVX2_INT void requantize_cols_avx2(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult,
-                                        int32_t zp, Q* dst) {
-  const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::lowest() - zp));
-  const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
-  const __m256i z = _mm256_set1_epi32(zp);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i));
-    if (bias) a = _mm256_add_epi32(a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + i)));
-    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_loadu_ps(mult + i));
-    v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
-    v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    store8_avx2(_mm256_add_epi32(_mm256_cvtps_epi32(v), z), dst + i);
-  }
-  for (; i < n; ++i) requantize_generic(acc + i, 1, bias ? bias[i] : 0, mult[i], zp, dst + i);
-}
-
-DLRT_AVX2_INT bool min_max_avx2(const float* x, int64_t n, float& lo, float& hi) {
-  __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), nan = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(x + i);
-    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    vlo = _mm256_min_ps(vlo, v);
-    vhi = _mm256_max_ps(vhi, v);
-  }
-  if (_mm256_movemask_ps(nan)) return false;
-  alignas(32) float l[8], h[8];
-  _mm256_store_ps(l, vlo);
-  _mm256_store_ps(h, vhi);
-  for (int j = 0; j < 8; ++j) {
-    lo = std::min(lo, l[j]);
-    hi = std::max(hi, h[j]);
-  }
-  return min_max_generic(x + i, n - i, lo, hi);
-}
-
-DLRT_AVX2_INT void quantize_u8_avx2(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y) {
-  const __m256 s = _mm256_set1_ps(scale), z = _mm256_set1_ps(zero_point);
-  const __m256 top = _mm256_set1_ps(255.0f), bottom = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 r = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm256_add_ps(r, z);
-    r = _mm256_min_ps(_mm256_max_ps(r, bottom), top);  // NaN -> 0, as quantize_one
-    store8_avx2(_mm256_cvtps_epi32(r), y + i);
-  }
-  for (; i < n; ++i) y[i] = quantize_one(x[i], scale, zero_point);
-}
 #endif
+
+// The portable loops' bounds for Q and zp, as floats (exact: 8-bit ranges).
+template <typename Q>
+float low_of(int32_t zp) {
+  return static_cast<float>(std::numeric_limits<Q>::lowest() - zp);
+}
+template <typename Q>
+float high_of(int32_t zp) {
+  return static_cast<float>(std::numeric_limits<Q>::max() - zp);
+}
 
 }  // namespace
+}  // namespace dlrt::cpu
+
+#define DLRT_SIMD_BODY "backends/cpu/kernels/quantize_rows_simd.h"
+#include "backends/cpu/kernels/simd/instantiate.h"
+
+namespace dlrt::cpu {
+
+// The vector rows at width w, without DLRT_SIMD_CALL's call counter (an
+// atomic add per call, a tenth of a 4K-float row's time); tests call the
+// width overloads instead.
+#define DLRT_QROWS_AT(w, entry, ...) DLRT_SIMD_PICK(w, entry, __VA_ARGS__)
+
+void quantize_linear_u8(SimdWidth w, const float* x, int64_t n, float scale, int32_t zp, uint8_t* dst) {
+  DLRT_QROWS_AT(w, quantize_linear_row, x, n, scale, low_of<uint8_t>(zp), high_of<uint8_t>(zp), static_cast<float>(zp),
+                dst);
+}
+void quantize_linear_s8(SimdWidth w, const float* x, int64_t n, float scale, int32_t zp, int8_t* dst) {
+  DLRT_QROWS_AT(w, quantize_linear_row, x, n, scale, low_of<int8_t>(zp), high_of<int8_t>(zp), static_cast<float>(zp),
+                dst);
+}
+void requantize_u8(SimdWidth w, const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* dst) {
+  DLRT_QROWS_AT(w, requantize_row, acc, n, nullptr, bias, nullptr, mult, low_of<uint8_t>(zp), high_of<uint8_t>(zp),
+                static_cast<float>(zp), dst);
+}
+void requantize_s8(SimdWidth w, const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* dst) {
+  DLRT_QROWS_AT(w, requantize_row, acc, n, nullptr, bias, nullptr, mult, low_of<int8_t>(zp), high_of<int8_t>(zp),
+                static_cast<float>(zp), dst);
+}
+void requantize_cols_u8(SimdWidth w, const int32_t* acc, int64_t n, const int32_t* bias, const float* mult,
+                        int32_t zp, uint8_t* dst) {
+  DLRT_QROWS_AT(w, requantize_row, acc, n, bias, 0, mult, 0.0f, low_of<uint8_t>(zp), high_of<uint8_t>(zp),
+                static_cast<float>(zp), dst);
+}
+void requantize_cols_s8(SimdWidth w, const int32_t* acc, int64_t n, const int32_t* bias, const float* mult,
+                        int32_t zp, int8_t* dst) {
+  DLRT_QROWS_AT(w, requantize_row, acc, n, bias, 0, mult, 0.0f, low_of<int8_t>(zp), high_of<int8_t>(zp),
+                static_cast<float>(zp), dst);
+}
+bool min_max(SimdWidth w, const float* x, int64_t n, float& lo, float& hi) {
+  lo = 0.0f;
+  hi = 0.0f;
+  if (n <= 0) return true;
+  lo = hi = x[0];
+  int64_t done = 0;
+  if (!DLRT_QROWS_AT(w, min_max_row, x, n, lo, hi, done)) return false;
+  return min_max_generic(x + done, n - done, lo, hi);
+}
+void quantize_u8(SimdWidth w, const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y) {
+  for (int64_t i = DLRT_QROWS_AT(w, quantize_u8_row, x, n, scale, static_cast<float>(zero_point), y); i < n; ++i)
+    y[i] = quantize_one(x[i], scale, zero_point);
+}
 
 void quantize_linear_u8(const float* x, int64_t n, float scale, int32_t zp, uint8_t* dst) {
-#ifdef DLRT_QROWS_X86
-  if (cpu_isa() >= CpuIsa::kAvx512) return quantize_linear_avx512(x, n, scale, zp, dst);
-  if (cpu_isa() >= CpuIsa::kAvx2) return quantize_linear_avx2(x, n, scale, zp, dst);
-#endif
+  if (cpu_has_simd_kernels()) return quantize_linear_u8(simd_width(), x, n, scale, zp, dst);
   quantize_linear_generic(x, n, scale, zp, dst);
 }
 
 void quantize_linear_s8(const float* x, int64_t n, float scale, int32_t zp, int8_t* dst) {
-#ifdef DLRT_QROWS_X86
-  if (cpu_isa() >= CpuIsa::kAvx512) return quantize_linear_avx512(x, n, scale, zp, dst);
-  if (cpu_isa() >= CpuIsa::kAvx2) return quantize_linear_avx2(x, n, scale, zp, dst);
-#endif
+  if (cpu_has_simd_kernels()) return quantize_linear_s8(simd_width(), x, n, scale, zp, dst);
   quantize_linear_generic(x, n, scale, zp, dst);
 }
 
 void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* dst) {
-#ifdef DLRT_QROWS_X86
-  if (cpu_isa() >= CpuIsa::kAvx512) return requantize_avx512(acc, n, bias, mult, zp, dst);
-  if (cpu_isa() >= CpuIsa::kAvx2) return requantize_avx2(acc, n, bias, mult, zp, dst);
-#endif
+  if (cpu_has_simd_kernels()) return requantize_u8(simd_width(), acc, n, bias, mult, zp, dst);
   requantize_generic(acc, n, bias, mult, zp, dst);
 }
 
 void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* dst) {
-#ifdef DLRT_QROWS_X86
-  if (cpu_isa() >= CpuIsa::kAvx512) return requantize_avx512(acc, n, bias, mult, zp, dst);
-  if (cpu_isa() >= CpuIsa::kAvx2) return requantize_avx2(acc, n, bias, mult, zp, dst);
-#endif
+  if (cpu_has_simd_kernels()) return requantize_s8(simd_width(), acc, n, bias, mult, zp, dst);
   requantize_generic(acc, n, bias, mult, zp, dst);
 }
 
@@ -323,37 +200,27 @@ void lookup_bytes(const uint8_t* table, const uint8_t* src, int64_t n, uint8_t* 
 
 void requantize_cols_u8(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, int32_t zp,
                         uint8_t* dst) {
-#ifdef DLRT_QROWS_X86
-  if (cpu_isa() >= CpuIsa::kAvx2) return requantize_cols_avx2(acc, n, bias, mult, zp, dst);
-#endif
+  if (cpu_has_simd_kernels()) return requantize_cols_u8(simd_width(), acc, n, bias, mult, zp, dst);
   for (int64_t i = 0; i < n; ++i) requantize_generic(acc + i, 1, bias ? bias[i] : 0, mult[i], zp, dst + i);
 }
 
 void requantize_cols_s8(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, int32_t zp,
                         int8_t* dst) {
-#ifdef DLRT_QROWS_X86
-  if (cpu_isa() >= CpuIsa::kAvx2) return requantize_cols_avx2(acc, n, bias, mult, zp, dst);
-#endif
+  if (cpu_has_simd_kernels()) return requantize_cols_s8(simd_width(), acc, n, bias, mult, zp, dst);
   for (int64_t i = 0; i < n; ++i) requantize_generic(acc + i, 1, bias ? bias[i] : 0, mult[i], zp, dst + i);
 }
 
 bool min_max(const float* x, int64_t n, float& lo, float& hi) {
+  if (cpu_has_simd_kernels()) return min_max(simd_width(), x, n, lo, hi);
   lo = 0.0f;
   hi = 0.0f;
   if (n <= 0) return true;
   lo = hi = x[0];
-#ifdef DLRT_QROWS_X86
-  if (cpu_isa() >= CpuIsa::kAvx512) return min_max_avx512(x, n, lo, hi);
-  if (cpu_isa() >= CpuIsa::kAvx2) return min_max_avx2(x, n, lo, hi);
-#endif
   return min_max_generic(x, n, lo, hi);
 }
 
 void quantize_u8(const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y) {
-#ifdef DLRT_QROWS_X86
-  if (cpu_isa() >= CpuIsa::kAvx512) return quantize_u8_avx512(x, n, scale, zero_point, y);
-  if (cpu_isa() >= CpuIsa::kAvx2) return quantize_u8_avx2(x, n, scale, zero_point, y);
-#endif
+  if (cpu_has_simd_kernels()) return quantize_u8(simd_width(), x, n, scale, zero_point, y);
   for (int64_t i = 0; i < n; ++i) y[i] = quantize_one(x[i], scale, zero_point);
 }
 

@@ -1,9 +1,11 @@
 // Vector loops of the quantization kernels, chosen at run time through
-// cpu_isa() (isa.h). Every path gives the same bits: IEEE division, rounding
+// cpu_isa() (isa.h); the float rows written once for every vector width. Every path gives the same bits: IEEE division, rounding
 // half to even, saturation.
 #pragma once
 
 #include <cstdint>
+
+#include "backends/cpu/kernels/simd/width.h"
 
 namespace dlrt::cpu {
 
@@ -29,6 +31,21 @@ void requantize_cols_u8(const int32_t* acc, int64_t n, const int32_t* bias, cons
                         uint8_t* dst);
 void requantize_cols_s8(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, int32_t zp,
                         int8_t* dst);
+
+// Each of the above at vector width w (quantize_rows_simd.h): what they run
+// at simd_width() where cpu_has_simd_kernels() (isa.h), the portable loops
+// elsewhere; the same bits. For tests of every width; w must run here
+// (simd_width_runs).
+bool min_max(SimdWidth w, const float* x, int64_t n, float& lo, float& hi);
+void quantize_u8(SimdWidth w, const float* x, int64_t n, float scale, uint8_t zero_point, uint8_t* y);
+void quantize_linear_u8(SimdWidth w, const float* x, int64_t n, float scale, int32_t zp, uint8_t* dst);
+void quantize_linear_s8(SimdWidth w, const float* x, int64_t n, float scale, int32_t zp, int8_t* dst);
+void requantize_u8(SimdWidth w, const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* dst);
+void requantize_s8(SimdWidth w, const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* dst);
+void requantize_cols_u8(SimdWidth w, const int32_t* acc, int64_t n, const int32_t* bias, const float* mult,
+                        int32_t zp, uint8_t* dst);
+void requantize_cols_s8(SimdWidth w, const int32_t* acc, int64_t n, const int32_t* bias, const float* mult,
+                        int32_t zp, int8_t* dst);
 
 // dst[i] = src[i * stride] for i < n (im2col rows of strided convs): AVX-512
 // for stride 2, which reads src[0, 2n - 1) only.

@@ -39,7 +39,6 @@
 #include "backends/cpu/kernels/gemm_bf16.h"
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/isa_target.h"
-#include "backends/cpu/kernels/vec_avx512.h"
 #include "backends/cpu/scratch.h"
 #include "exec/kernel_build_options.h"
 
@@ -96,7 +95,7 @@ void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allow
   }
   int64_t rows_per = (p.Sq + blocks - 1) / blocks;
   [[maybe_unused]] const bool avx2 = use_avx2();  // read by the x86 paths only
-#ifdef DLRT_HAVE_AVX512_PATHS
+#if defined(__x86_64__) || defined(__i386__)
   const bool avx512 = cpu_has_avx512();
   // bf16x3: Q's and V's head dims contiguous, and AMX still usable. Heads
   // of 64+ dims over 64+ keys only: with fewer the tile products are too
@@ -129,7 +128,7 @@ void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allow
       int64_t bh = t / blocks, blk = t % blocks;
       int64_t r0 = blk * rows_per, r1 = std::min(p.Sq, r0 + rows_per);
       if (r0 >= r1) continue;
-#ifdef DLRT_HAVE_AVX512_PATHS
+#if defined(__x86_64__) || defined(__i386__)
       if (amx) {
         attention::attend_amx(p, bh / p.H, bh % p.H, r0, r1);
         continue;
@@ -138,17 +137,11 @@ void run_attention(ThreadPool& pool, const attention::Problem& p, bool amx_allow
         attention::attend_bf16(p, bh / p.H, bh % p.H, r0, r1);
         continue;
       }
-      if (avx512) {
-        attention::attend_avx512(p, bh / p.H, bh % p.H, r0, r1);
+#endif
+      if (avx2) {  // AVX2 or AVX-512: the vector kernel at the CPU's width
+        attention::attend_vec(simd_width(), p, bh / p.H, bh % p.H, r0, r1);
         continue;
       }
-#endif
-#if defined(__x86_64__)
-      if (avx2) {
-        attention::attend_avx2(p, bh / p.H, bh % p.H, r0, r1);
-        continue;
-      }
-#endif
       attention::attend_generic(p, bh / p.H, bh % p.H, r0, r1);
     }
   });

@@ -2,9 +2,8 @@
 // range), sigmoid and tanh over the width's operations, for kernels on the
 // layer. Included by a kernel body inside its width namespace, once per
 // width and translation unit. At 512 bits these are the operations, in order,
-// of vec_avx512.h's exp_nonpositive_lockstep and of the AVX-512 sigmoid and
-// tanh they replaced (same results); the narrower widths differ only in
-// recip_1_2 and scale2 (simd.h).
+// of the AVX-512-only exp, sigmoid and tanh they replaced (same results); the
+// narrower widths differ only in recip_1_2 and scale2 (simd.h).
 // Accuracy: exp within a few float ulps (0 below ln(FLT_MIN)), sigmoid a
 // few ulps relative, tanh 2e-7 absolute; NaN stays NaN.
 

@@ -302,6 +302,34 @@ DLRT_SIMD_FN void store_where(float* p, Mask m, Vf v) {
     if (m[i]) p[i] = v[i];
 }
 
+// Quantization rows (quantize_rows_simd.h): hmin, int32 vectors (Vi32, adds
+// wrap) converted to floats, integral floats in [-128, 255] stored as bytes
+// (each lane's int32 low byte).
+DLRT_SIMD_FN float hmin(Vf v) {
+  const float a = v[0] < v[2] ? v[0] : v[2], b = v[1] < v[3] ? v[1] : v[3];
+  return a < b ? a : b;
+}
+using Vi32 = Vi;
+using Vu32 = uint32_t __attribute__((vector_size(16), aligned(16)));
+DLRT_SIMD_FN Vi32 set1_i32(int32_t x) { return Vi32{x, x, x, x}; }
+DLRT_SIMD_FN Vi32 loadu_i32(const int32_t* p) {
+  Vi32 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+DLRT_SIMD_FN Vi32 load_first_i32(const int32_t* p, int64_t n) {
+  if (n >= 4) return loadu_i32(p);
+  Vi32 v = set1_i32(0);
+  for (int64_t i = 0; i < n; ++i) v[i] = p[i];
+  return v;
+}
+DLRT_SIMD_FN Vi32 add_i32(Vi32 a, Vi32 b) { return reinterpret_cast<Vi32>(reinterpret_cast<Vu32>(a) + reinterpret_cast<Vu32>(b)); }
+DLRT_SIMD_FN Vf to_float(Vi32 v) { return __builtin_convertvector(v, Vf); }
+DLRT_SIMD_FN void store_bytes(void* p, Vf v, int64_t n) {
+  const Vi32 q = __builtin_convertvector(select(unord(v, v), zero(), v), Vi32);  // NaN: 0, defined
+  for (int64_t i = 0; i < n && i < 4; ++i) static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(q[i]);
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w128

@@ -264,6 +264,35 @@ DLRT_SIMD_FN Mask lanes_range(int64_t lo, int64_t hi) {
 DLRT_SIMD_FN Vf load_where(Mask m, const float* p) { return _mm256_maskload_ps(p, _mm256_castps_si256(m)); }
 DLRT_SIMD_FN void store_where(float* p, Mask m, Vf v) { _mm256_maskstore_ps(p, _mm256_castps_si256(m), v); }
 
+// Quantization rows (quantize_rows_simd.h): hmin, int32 vectors (Vi32, adds
+// wrap) converted to floats, integral floats in [-128, 255] stored as bytes
+// (each lane's int32 low byte).
+DLRT_SIMD_FN float hmin(Vf v) {
+  __m128 m = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_min_ps(m, _mm_movehl_ps(m, m));
+  return _mm_cvtss_f32(_mm_min_ss(m, _mm_shuffle_ps(m, m, 1)));
+}
+using Vi32 = __m256i;
+DLRT_SIMD_FN Vi32 set1_i32(int32_t x) { return _mm256_set1_epi32(x); }
+DLRT_SIMD_FN Vi32 loadu_i32(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+DLRT_SIMD_FN Vi32 load_first_i32(const int32_t* p, int64_t n) {
+  if (n >= 8) return loadu_i32(p);
+  return _mm256_maskload_epi32(p, first_mask(n));
+}
+DLRT_SIMD_FN Vi32 add_i32(Vi32 a, Vi32 b) { return _mm256_add_epi32(a, b); }
+DLRT_SIMD_FN Vf to_float(Vi32 v) { return _mm256_cvtepi32_ps(v); }
+DLRT_SIMD_FN void store_bytes(void* p, Vf v, int64_t n) {
+  // Each 128-bit half's 4 low bytes first (pshufb), then the halves side by side.
+  const __m256i q = _mm256_shuffle_epi8(_mm256_cvtps_epi32(v),
+                                        _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                                         0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
+  const __m128i b = _mm_unpacklo_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  if (n >= 8) return _mm_storel_epi64(static_cast<__m128i*>(p), b);
+  alignas(16) uint8_t t[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(t), b);
+  for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(p)[i] = t[i];
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w256

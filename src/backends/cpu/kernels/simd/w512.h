@@ -280,6 +280,24 @@ DLRT_SIMD_FN Mask lanes_range(int64_t lo, int64_t hi) { return static_cast<Mask>
 DLRT_SIMD_FN Vf load_where(Mask m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
 DLRT_SIMD_FN void store_where(float* p, Mask m, Vf v) { _mm512_mask_storeu_ps(p, m, v); }
 
+// Quantization rows (quantize_rows_simd.h): hmin, int32 vectors (Vi32:
+// kLanes lanes, adds wrap) converted to floats, and integral floats in
+// [-128, 255] stored as bytes (each lane's int32 low byte).
+DLRT_SIMD_FN float hmin(Vf v) { return _mm512_reduce_min_ps(v); }
+using Vi32 = __m512i;
+DLRT_SIMD_FN Vi32 set1_i32(int32_t x) { return _mm512_set1_epi32(x); }
+DLRT_SIMD_FN Vi32 loadu_i32(const int32_t* p) { return _mm512_loadu_si512(p); }
+DLRT_SIMD_FN Vi32 load_first_i32(const int32_t* p, int64_t n) { return _mm512_maskz_loadu_epi32(first_mask(n), p); }
+DLRT_SIMD_FN Vi32 add_i32(Vi32 a, Vi32 b) { return _mm512_add_epi32(a, b); }
+DLRT_SIMD_FN Vf to_float(Vi32 v) { return _mm512_cvtepi32_ps(v); }
+DLRT_SIMD_FN void store_bytes(void* p, Vf v, int64_t n) {
+  const __m512i q = _mm512_cvtps_epi32(v);
+  if (n >= 16)
+    _mm_storeu_si128(static_cast<__m128i*>(p), _mm512_cvtepi32_epi8(q));
+  else
+    _mm512_mask_cvtepi32_storeu_epi8(p, first_mask(n), q);
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w512
