@@ -20,6 +20,7 @@
 #include "exec/executor.h"
 #include "exec/kernel_build_options.h"
 #include "ir/onnx_import.h"
+#include "ir/onnxruntime_order.h"
 #include "runtime/backends.h"
 #include "runtime/compiled_model.h"
 #include "runtime/config.h"
@@ -254,6 +255,7 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
 
   impl->pool = std::make_unique<ThreadPool>(threads);
   const bool optimize = options.optimize && env.optimize;
+  ir::mark_onnxruntime_order(*impl->model.graph);  // before optimisation: optimised or not, the same order
   if (optimize) DLRT_RETURN_IF_ERROR(optimize_standard(*impl->model.graph, *impl->pool).status());  // standard ONNX ops only
   // Every kernel this session builds from here on this thread (CPU partitions
   // and the accelerators' CPU fallbacks; constant folding above stays fp32)
