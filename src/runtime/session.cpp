@@ -255,7 +255,6 @@ Result<std::unique_ptr<SessionImpl>> build(Result<ir::Model> model, ModelMetadat
 
   impl->pool = std::make_unique<ThreadPool>(threads);
   const bool optimize = options.optimize && env.optimize;
-  ir::mark_onnxruntime_order(*impl->model.graph);  // before optimisation: optimised or not, the same order
   if (optimize) DLRT_RETURN_IF_ERROR(optimize_standard(*impl->model.graph, *impl->pool).status());  // standard ONNX ops only
   // Every kernel this session builds from here on this thread (CPU partitions
   // and the accelerators' CPU fallbacks; constant folding above stays fp32)
@@ -525,6 +524,7 @@ Result<std::unique_ptr<SessionImpl>> import_and_build(Import import, const Sessi
   Result<ir::Model> model = import(o);
   ModelInfo info = model.ok() ? describe_model(*model, metadata) : ModelInfo{};
   if (model.ok()) DLRT_RETURN_IF_ERROR(select_outputs(*model->graph, options.outputs));
+  if (model.ok()) ir::mark_onnxruntime_order(*model->graph);  // before optimisation: optimised or not, alike
   DLRT_ASSIGN_OR_RETURN(auto impl, build(std::move(model), std::move(metadata), options));
   impl->info = std::move(info);
   return impl;
