@@ -135,19 +135,24 @@ Status skip_layer_norm(KernelContext& ctx) {
   const bool ort = !kRms && ctx.node().attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0;
   ctx.pool().parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(h, 1)), [&](int64_t lo, int64_t hi) {
     thread_local AlignedScratch scratch;
-    float* row = scratch.get<float>(static_cast<size_t>(h));
-    for (int64_t r = lo; r < hi; ++r) {
+    float* row = scratch.get<float>(static_cast<size_t>(h * (ort ? kOrtRowBlock : 1)));
+    auto add_row = [&](int64_t r, float* sr) {
       const float* xr = X + r * h;
       const float* kr = K + (r % skip_rows) * h;
-      float* sr = sum ? sum + r * h : row;
       for (int64_t i = 0; i < h; ++i) sr[i] = xr[i] + kr[i] + (Bs ? Bs[i] : 0.0f);
-      if (ort) {
-        float fm, fi;
-        skip_layer_norm_row_ort(sr, G, Bt, h, static_cast<float>(eps), Y + r * h, &fm, &fi);
-        if (mean) mean[r] = fm;
-        if (inv) inv[r] = fi;
-        continue;
-      }
+    };
+    for (int64_t r0 = lo; ort && r0 < hi; r0 += kOrtRowBlock) {
+      const int64_t n = std::min(kOrtRowBlock, hi - r0);
+      float* block = sum ? sum + r0 * h : row;
+      for (int64_t r = r0; r < r0 + n; ++r) add_row(r, block + (r - r0) * h);
+      float fm[kOrtRowBlock], fi[kOrtRowBlock];
+      skip_layer_norm_rows_ort(block, n, G, Bt, h, static_cast<float>(eps), Y + r0 * h, fm, fi);
+      if (mean) std::copy(fm, fm + n, mean + r0);
+      if (inv) std::copy(fi, fi + n, inv + r0);
+    }
+    for (int64_t r = lo; !ort && r < hi; ++r) {
+      float* sr = sum ? sum + r * h : row;
+      add_row(r, sr);
       norm_row(sr, h, eps, kRms, G, Bt, Y + r * h, mean ? mean + r : nullptr, inv ? inv + r : nullptr);
     }
   });

@@ -4,28 +4,37 @@
 
 namespace dlrt::cpu {
 
-void skip_layer_norm_row_ort(const float* x, const float* s, const float* b, int64_t n, float eps, float* y,
-                             float* mean, float* inv) {
-  float m = 0.0f, m2 = 0.0f;
+void skip_layer_norm_rows_ort(const float* x, int64_t rows, const float* s, const float* b, int64_t n, float eps,
+                              float* y, float* mean, float* inv) {
+  // Up to kOrtRowBlock rows side by side: each row's chain of divisions is
+  // sequential, the rows' chains are independent (the CPU overlaps them).
+  float m[kOrtRowBlock] = {}, m2[kOrtRowBlock] = {};
   for (int64_t k = 0; k < n; ++k) {
-    const float v = x[k];
-    const float d = v - m;
-    m += d / static_cast<float>(k + 1);
-    const float d2 = v - m;
-    m2 += d * d2;
+    const float count = static_cast<float>(k + 1);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float v = x[r * n + k];
+      const float d = v - m[r];
+      m[r] += d / count;
+      const float d2 = v - m[r];
+      m2[r] += d * d2;
+    }
   }
-  const float sd = std::sqrt(m2 / static_cast<float>(n) + eps);
-  for (int64_t k = 0; k < n; ++k) {
-    const float t = (x[k] - m) / sd * s[k];
-    y[k] = b ? t + b[k] : t;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float sd = std::sqrt(m2[r] / static_cast<float>(n) + eps);
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    for (int64_t k = 0; k < n; ++k) {
+      const float t = (xr[k] - m[r]) / sd * s[k];
+      yr[k] = b ? t + b[k] : t;
+    }
+    mean[r] = m[r];
+    inv[r] = 1.0f / sd;
   }
-  *mean = m;
-  *inv = 1.0f / sd;
 }
 
 void layer_norm_row_ort(const float* x, const float* s, const float* b, int64_t n, float eps, float* y, float* mean,
                         float* inv) {
-  if (n < 8) return skip_layer_norm_row_ort(x, s, b, n, eps, y, mean, inv);
+  if (n < 8) return skip_layer_norm_rows_ort(x, 1, s, b, n, eps, y, mean, inv);
   double ds[4] = {0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 4 <= n; i += 4)
