@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/simd/simd.h"
@@ -29,6 +28,13 @@ constexpr float kRoundMagic = 1.25829120e+7f;  // 1.5 * 2^23: adding it rounds t
 constexpr float kSoftmaxLower = -103.9720840454f;
 constexpr float kSoftmaxExp[6] = {0x1.694000p-10f, 0x1.125edcp-7f, 0x1.555b5ap-5f,
                                   0x1.555450p-3f,  0x1.fffff6p-2f, 0x1.000000p+0f};
+
+// MLAS's sum of its sixteen softmax lanes: halves, then pairs, pairs of pairs.
+inline float sum_lanes16(const float* l) {
+  float h[8];
+  for (int k = 0; k < 8; ++k) h[k] = l[k] + l[k + 8];
+  return ((h[0] + h[1]) + (h[2] + h[3])) + ((h[4] + h[5]) + (h[6] + h[7]));
+}
 
 }  // namespace dlrt::cpu::erf_ort_detail
 
@@ -62,18 +68,22 @@ float erf_ort_scalar(float x) {
   return std::copysign(r, x);
 }
 
-void exp_ort_parts_scalar(const float* x, float neg_max, float* p, float* m, int64_t n) {
+float softmax_exp_sum_scalar(const float* x, float* y, int64_t n, float neg_max) {
   using namespace erf_ort_detail;
+  float acc[16] = {};
   for (int64_t i = 0; i < n; ++i) {
-    const float v0 = std::max(kSoftmaxLower, x[i] + neg_max);
+    const float s = x[i] + neg_max;
+    const float v0 = std::isnan(s) ? s : std::max(kSoftmaxLower, s);  // NaN stays, as MAXPS keeps it
     const float k = std::fma(v0, kLog2e, kRoundMagic) - kRoundMagic;
     float v = std::fma(k, kLn2Hi, v0);
     v = std::fma(k, kLn2Lo, v);
     float q = kSoftmaxExp[0];
     for (int j = 1; j < 6; ++j) q = std::fma(q, v, kSoftmaxExp[j]);
-    p[i] = std::fma(q, v, kSoftmaxExp[5]);
-    m[i] = k;
+    q = std::fma(q, v, kSoftmaxExp[5]);
+    y[i] = std::isnan(k) ? k : std::ldexp(q, static_cast<int>(k));
+    acc[i % 16] += y[i];
   }
+  return sum_lanes16(acc);
 }
 
 }  // namespace
@@ -82,20 +92,8 @@ void softmax_row_ort(const float* x, float* y, int64_t n) {
   if (n <= 0) return;
   float mx = -std::numeric_limits<float>::max();
   for (int64_t i = 0; i < n; ++i) mx = std::max(mx, x[i]);
-  thread_local std::vector<float> scratch;
-  if (scratch.size() < static_cast<size_t>(2 * n)) scratch.resize(static_cast<size_t>(2 * n));
-  float* p = scratch.data();
-  float* m = p + n;
-  if (cpu_has_simd_kernels()) DLRT_SIMD_CALL(simd_width(), exp_ort_parts_run, x, -mx, p, m, n);
-  else exp_ort_parts_scalar(x, -mx, p, m, n);
-  float acc[16] = {};
-  for (int64_t i = 0; i < n; ++i) {
-    y[i] = std::ldexp(p[i], static_cast<int>(m[i]));
-    acc[i % 16] += y[i];
-  }
-  float h[8];
-  for (int l = 0; l < 8; ++l) h[l] = acc[l] + acc[l + 8];
-  const float sum = ((h[0] + h[1]) + (h[2] + h[3])) + ((h[4] + h[5]) + (h[6] + h[7]));
+  const float sum = cpu_has_simd_kernels() ? DLRT_SIMD_CALL(simd_width(), softmax_exp_sum_ort_run, x, y, n, -mx)
+                                           : softmax_exp_sum_scalar(x, y, n, -mx);
   const float inv = 1.0f / sum;
   for (int64_t i = 0; i < n; ++i) y[i] *= inv;
 }

@@ -40,22 +40,38 @@ __attribute__((always_inline)) inline void exp_ort_parts(Vf x, Vf neg_max, Vf& p
 }  // namespace
 }  // namespace erf_ort_body
 
-// p and m of each e = p * 2^m (the caller scales: exactly, subnormals too).
-void exp_ort_parts_run(const float* x, float neg_max, float* p, float* m, int64_t n) {
+// e = exp(x + neg_max) into y and the sum of e in sixteen lanes (MLAS's
+// AVX-512 order: one 16-float vector after another; here 16 / kLanes vectors
+// of kLanes), returned added as sum_lanes16 does.
+float softmax_exp_sum_ort_run(const float* x, float* y, int64_t n, float neg_max) {
   using erf_ort_body::exp_ort_parts;
+  constexpr int kAcc = 16 / kLanes;
   const Vf nm = set1(neg_max);
+  Vf acc[kAcc];
+  for (int a = 0; a < kAcc; ++a) acc[a] = zero();
+  // p * 2^m exactly, subnormal results too: p * 2^max(m, -125) is normal, then one rounding.
+  auto exp_of = [&](Vf v) {
+    Vf p, m;
+    exp_ort_parts(v, nm, p, m);
+    const Vf e = mul(scale2(p, max(m, set1(-125.0f))), scale2(set1(1.0f), min(add(m, set1(125.0f)), zero())));
+    return select(unord(m, m), m, e);
+  };
   int64_t i = 0;
-  Vf vp, vm;
-  for (; i + kLanes <= n; i += kLanes) {
-    exp_ort_parts(loadu(x + i), nm, vp, vm);
-    storeu(p + i, vp);
-    storeu(m + i, vm);
+  for (; i + 16 <= n; i += 16)
+    for (int a = 0; a < kAcc; ++a) {
+      const Vf e = exp_of(loadu(x + i + a * kLanes));
+      storeu(y + i + a * kLanes, e);
+      acc[a] = add(acc[a], e);
+    }
+  for (int a = 0; a < kAcc && i + a * kLanes < n; ++a) {
+    const int64_t rem = n - i - a * kLanes;
+    const Vf e = exp_of(load_first(x + i + a * kLanes, rem));
+    store_first(y + i + a * kLanes, e, rem);
+    acc[a] = add(acc[a], select(first_lanes(rem), e, zero()));
   }
-  if (i < n) {
-    exp_ort_parts(load_first(x + i, n - i), nm, vp, vm);
-    store_first(p + i, vp, n - i);
-    store_first(m + i, vm, n - i);
-  }
+  float lanes[16];
+  for (int a = 0; a < kAcc; ++a) storeu(lanes + a * kLanes, acc[a]);
+  return erf_ort_detail::sum_lanes16(lanes);
 }
 
 void erf_ort_run(const float* x, float* y, int64_t n) {
