@@ -20,6 +20,7 @@
 #include "exec/executor.h"
 #include "exec/kernel_build_options.h"
 #include "ir/onnx_import.h"
+#include "ir/onnxruntime_order.h"
 #include "runtime/backends.h"
 #include "runtime/compiled_model.h"
 #include "runtime/config.h"
@@ -523,6 +524,7 @@ Result<std::unique_ptr<SessionImpl>> import_and_build(Import import, const Sessi
   Result<ir::Model> model = import(o);
   ModelInfo info = model.ok() ? describe_model(*model, metadata) : ModelInfo{};
   if (model.ok()) DLRT_RETURN_IF_ERROR(select_outputs(*model->graph, options.outputs));
+  if (model.ok()) ir::mark_onnxruntime_order(*model->graph);  // before optimisation: optimised or not, alike
   DLRT_ASSIGN_OR_RETURN(auto impl, build(std::move(model), std::move(metadata), options));
   impl->info = std::move(info);
   return impl;

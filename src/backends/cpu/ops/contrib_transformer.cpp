@@ -27,13 +27,16 @@
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/activation_epilogue.h"
+#include "backends/cpu/kernels/onnxruntime_math.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/ops/attention_run.h"
 #include "backends/cpu/ops/layer_norm_row.h"
 #include "backends/cpu/ops/matmul_impl.h"
 #include "backends/cpu/ops/ms_attention.h"
+#include "backends/cpu/ops/onnxruntime_norm_rows.h"
 #include "backends/cpu/scratch.h"
 #include "backends/cpu/scratch_check.h"
+#include "ir/onnxruntime_order.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -128,14 +131,28 @@ Status skip_layer_norm(KernelContext& ctx) {
   const float* Bs = bias ? bias->data<float>() : nullptr;
   float* Y = y->data<float>();
   const double eps = ctx.node().attr_float("epsilon", 1e-12f);
+  // Tagged nodes (ir/onnxruntime_order.h) normalise in ONNX Runtime's order.
+  const bool ort = !kRms && ctx.node().attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0;
   ctx.pool().parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(h, 1)), [&](int64_t lo, int64_t hi) {
     thread_local AlignedScratch scratch;
-    float* row = scratch.get<float>(static_cast<size_t>(h));
-    for (int64_t r = lo; r < hi; ++r) {
+    float* row = scratch.get<float>(static_cast<size_t>(h * (ort ? kOrtRowBlock : 1)));
+    auto add_row = [&](int64_t r, float* sr) {
       const float* xr = X + r * h;
       const float* kr = K + (r % skip_rows) * h;
-      float* sr = sum ? sum + r * h : row;
       for (int64_t i = 0; i < h; ++i) sr[i] = xr[i] + kr[i] + (Bs ? Bs[i] : 0.0f);
+    };
+    for (int64_t r0 = lo; ort && r0 < hi; r0 += kOrtRowBlock) {
+      const int64_t n = std::min(kOrtRowBlock, hi - r0);
+      float* block = sum ? sum + r0 * h : row;
+      for (int64_t r = r0; r < r0 + n; ++r) add_row(r, block + (r - r0) * h);
+      float fm[kOrtRowBlock], fi[kOrtRowBlock];
+      skip_layer_norm_rows_ort(block, n, G, Bt, h, static_cast<float>(eps), Y + r0 * h, fm, fi);
+      if (mean) std::copy(fm, fm + n, mean + r0);
+      if (inv) std::copy(fi, fi + n, inv + r0);
+    }
+    for (int64_t r = lo; !ort && r < hi; ++r) {
+      float* sr = sum ? sum + r * h : row;
+      add_row(r, sr);
       norm_row(sr, h, eps, kRms, G, Bt, Y + r * h, mean ? mean + r : nullptr, inv ? inv + r : nullptr);
     }
   });
@@ -286,10 +303,24 @@ Status biased_unary(KernelContext& ctx, const Tensor* bias, const Tensor* skip, 
 Status gelu_erf(KernelContext& ctx) {
   return biased_unary(ctx, nullptr, nullptr, [](float* v, int64_t n) { apply_activation(Activation{ActKind::kGelu}, v, n); });
 }
+// BiasGelu as ONNX Runtime computes it (nodes ir/onnxruntime_order.h tags):
+// v = x + b, 0.5 v * (erf(v * float(1 / sqrt 2)) + 1), erf by MLAS's algorithm.
+void bias_gelu_row_ort(float* v, int64_t n) {
+  thread_local AlignedScratch scratch;
+  float* half = scratch.get<float>(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    half[i] = v[i] * 0.5f;
+    v[i] *= 0.70710677f;
+  }
+  erf_ort_f32(v, v, n);
+  for (int64_t i = 0; i < n; ++i) v[i] = half[i] * (v[i] + 1.0f);
+}
+
 Status bias_gelu(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
   // (The bias runs along the last dim, which a scalar lacks: ONNX Runtime refuses it.)
   if (ctx.input(0) && ctx.input(0)->rank() == 0) return ctx.invalid("input must have rank 1 or more, got a scalar");
+  if (ctx.node().attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0) return biased_unary(ctx, b, nullptr, bias_gelu_row_ort);
   return biased_unary(ctx, b, nullptr, [](float* v, int64_t n) { apply_activation(Activation{ActKind::kGelu}, v, n); });
 }
 Status fast_gelu(KernelContext& ctx) {

@@ -16,6 +16,7 @@
 #include "core/first_error.h"
 #include "core/run_limits.h"
 #include "exec/kernel_build_options.h"
+#include "ir/onnxruntime_order.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -169,9 +170,11 @@ Status matmul_f32(KernelContext& ctx, const MatMulBatch& mb, const Tensor* a, co
   ep.act = fuse.act;
   const float* Z = resid ? resid->data<float>() : nullptr;
   // A per-item run (RunOptions::item_lengths): a text's columns (its keys in
-  // attention) must not be summed differently when padding widens N.
+  // attention) must not be summed differently when padding widens N. A node
+  // tagged for ONNX Runtime's order (ir/onnxruntime_order.h): MLAS sums every
+  // element in one chain, the edge columns too.
   const RunLimits* run = current_run_limits();
-  const bool uniform = run && run->item_lengths;
+  const bool uniform = (run && run->item_lengths) || ctx.node().attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0;
   FirstError err;
   // An A that every one of many small products reads (a matrix times a
   // stack of matrices) is packed once here rather than once per product.

@@ -11,6 +11,8 @@
 #include "backends/cpu/kernels/rows_vec.h"
 #include "backends/cpu/ops/layer_norm_row.h"
 #include "backends/cpu/ops/nn_util.h"
+#include "backends/cpu/ops/onnxruntime_norm_rows.h"
+#include "ir/onnxruntime_order.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -204,6 +206,8 @@ Status layer_norm_impl(KernelContext& ctx) {
   T* Y = y->data<T>();
   // Float rows with Scale and B covering them: rows_vec.h at simd_width().
   const bool vec = std::is_same_v<T, float> && s_full && b_full && cpu_has_simd_kernels();
+  // Tagged nodes (ir/onnxruntime_order.h) compute in ONNX Runtime's order.
+  const bool ort = std::is_same_v<T, float> && s_full && b_full && n.attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0;
   const SimdWidth width = simd_width();
   ctx.pool().parallel_for(outer, ctx.pool().balanced_grain(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1))), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
@@ -211,6 +215,13 @@ Status layer_norm_impl(KernelContext& ctx) {
       T* yr = Y + r * inner;
       double mean, inv;
       if constexpr (std::is_same_v<T, float>) {
+        if (ort) {
+          float fm, fi;
+          layer_norm_row_ort(xr, S, B, inner, static_cast<float>(eps), yr, &fm, &fi);
+          if (mean_out) mean_out[r] = fm;
+          if (inv_out) inv_out[r] = fi;
+          continue;
+        }
         if (vec) {
           layer_norm_row_vec(width, xr, S, B, inner, eps, yr, &mean, &inv);
           if (mean_out) mean_out[r] = static_cast<T>(mean);

@@ -12,7 +12,9 @@
 #include "backends/cpu/kernel_families.h"
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/onnxruntime_math.h"
 #include "backends/cpu/kernels/rows_vec.h"
+#include "ir/onnxruntime_order.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -189,9 +191,15 @@ Status softmax_kernel(KernelContext& ctx) {
       return Status::Ok();
     }
     const int64_t grain = std::max<int64_t>(1, kTaskElems / std::max<int64_t>(1, slab));
+    // Tagged nodes (ir/onnxruntime_order.h) compute in ONNX Runtime's order.
+    const bool ort = kKind == SoftmaxKind::kSoftmax && ctx.node().attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0;
     pool.parallel_for(v.outer, grain, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         if constexpr (std::is_same_v<T, float>) {
+          if (ort) {
+            softmax_row_ort(src + o * slab, dst + o * slab, v.n);
+            continue;
+          }
           if (kKind != SoftmaxKind::kHardmax) {
             if (vec) {
               softmax_row_vec(width, kLog, src + o * slab, dst + o * slab, v.n);
