@@ -198,7 +198,7 @@ std::vector<NodeSupport> PluginBackend::supports(const ir::Graph& graph, const B
 Result<Blob> PluginBackend::compile(const ir::Graph& subgraph, const BackendDevice& device,
                                     const CompileOptions& options) {
   DLRT_ASSIGN_OR_RETURN(const PluginSymbols* s, loaded());
-  DLRT_ASSIGN_OR_RETURN(std::string onnx, ir::export_onnx(subgraph));
+  DLRT_ASSIGN_OR_RETURN(std::string onnx, ir::export_onnx(subgraph, 8, ir::InternalAttributes::kDrop));
   void* data = nullptr;
   size_t size = 0;
   char err[kErrSize] = {0};

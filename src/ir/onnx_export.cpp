@@ -49,9 +49,10 @@ void type_to_proto(const TypeInfo& ti, onnx::TypeProto* tp) {
   }
 }
 
-Status graph_to_proto(const Graph& g, onnx::GraphProto* gp);
+Status graph_to_proto(const Graph& g, onnx::GraphProto* gp, InternalAttributes internal);
 
-Status attribute_to_proto(const std::string& name, const Attribute& a, onnx::AttributeProto* ap) {
+Status attribute_to_proto(const std::string& name, const Attribute& a, onnx::AttributeProto* ap,
+                          InternalAttributes internal) {
   using K = Attribute::Kind;
   ap->set_name(name);
   switch (a.kind) {
@@ -80,11 +81,11 @@ Status attribute_to_proto(const std::string& name, const Attribute& a, onnx::Att
       break;
     case K::kGraph:
       ap->set_type(onnx::AttributeProto::GRAPH);
-      DLRT_RETURN_IF_ERROR(graph_to_proto(*a.g, ap->mutable_g()));
+      DLRT_RETURN_IF_ERROR(graph_to_proto(*a.g, ap->mutable_g(), internal));
       break;
     case K::kGraphs:
       ap->set_type(onnx::AttributeProto::GRAPHS);
-      for (const auto& sg : a.graphs) DLRT_RETURN_IF_ERROR(graph_to_proto(*sg, ap->add_graphs()));
+      for (const auto& sg : a.graphs) DLRT_RETURN_IF_ERROR(graph_to_proto(*sg, ap->add_graphs(), internal));
       break;
     case K::kTypeProto:
       ap->set_type(onnx::AttributeProto::TYPE_PROTO);
@@ -94,7 +95,7 @@ Status attribute_to_proto(const std::string& name, const Attribute& a, onnx::Att
   return Status::Ok();
 }
 
-Status graph_to_proto(const Graph& g, onnx::GraphProto* gp) {
+Status graph_to_proto(const Graph& g, onnx::GraphProto* gp, InternalAttributes internal) {
   gp->set_name(g.name.empty() ? "graph" : g.name);
   auto is_input = [&](ValueId id) { return std::find(g.inputs.begin(), g.inputs.end(), id) != g.inputs.end(); };
   for (size_t v = 0; v < g.values.size(); ++v) {
@@ -131,14 +132,17 @@ Status graph_to_proto(const Graph& g, onnx::GraphProto* gp) {
     np->set_domain(n.domain);
     for (ValueId in : n.inputs) np->add_input(in == kNoValue ? "" : g.values[in].name);
     for (ValueId out : n.outputs) np->add_output(out == kNoValue ? "" : g.values[out].name);
-    for (const auto& [k, a] : n.attributes) DLRT_RETURN_IF_ERROR(attribute_to_proto(k, a, np->add_attribute()));
+    for (const auto& [k, a] : n.attributes) {
+      if (internal == InternalAttributes::kDrop && k.rfind(kInternalAttributePrefix, 0) == 0) continue;
+      DLRT_RETURN_IF_ERROR(attribute_to_proto(k, a, np->add_attribute(), internal));
+    }
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-Result<std::string> export_onnx(const Graph& graph, int64_t ir_version) {
+Result<std::string> export_onnx(const Graph& graph, int64_t ir_version, InternalAttributes internal) {
   onnx::ModelProto m;
   m.set_ir_version(ir_version);
   m.set_producer_name("dlrt");
@@ -147,7 +151,7 @@ Result<std::string> export_onnx(const Graph& graph, int64_t ir_version) {
     o->set_domain(domain);
     o->set_version(version);
   }
-  DLRT_RETURN_IF_ERROR(graph_to_proto(graph, m.mutable_graph()));
+  DLRT_RETURN_IF_ERROR(graph_to_proto(graph, m.mutable_graph(), internal));
   std::string bytes;
   if (!m.SerializeToString(&bytes)) return Internal("serializing graph '" + graph.name + "' to ONNX failed (over 2 GiB?)");
   return bytes;

@@ -10,6 +10,15 @@
 
 namespace dlrt::ir {
 
-Result<std::string> export_onnx(const Graph& graph, int64_t ir_version = 8);
+// Node attributes whose names start with this are dlrt's own (kernel choices
+// recorded on the graph, e.g. onnxruntime_order.h's tag): kept when dlrt
+// reads the export back, dropped for a consumer outside dlrt (OpenVINO, a
+// plugin), whose ONNX checks may refuse an attribute the operator lacks.
+inline constexpr const char* kInternalAttributePrefix = "_dlrt_";
+
+enum class InternalAttributes { kKeep, kDrop };
+
+Result<std::string> export_onnx(const Graph& graph, int64_t ir_version = 8,
+                                InternalAttributes internal = InternalAttributes::kKeep);
 
 }  // namespace dlrt::ir

@@ -11,7 +11,7 @@
 
 namespace dlrt::ir {
 
-// The node attribute (int, 1) that selects ONNX Runtime's order in the
+// The node attribute (int, 1; onnx_export.h's internal prefix) that selects ONNX Runtime's order in the
 // LayerNormalization, Softmax, MatMul (float: each element one chain of
 // fused multiply-adds over k, whatever N), com.microsoft
 // SkipLayerNormalization and BiasGelu kernels.

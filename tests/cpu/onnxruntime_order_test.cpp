@@ -10,6 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include <onnx/onnx_pb.h>
+
+#include "ir/onnx_export.h"
 #include "ir/onnxruntime_order.h"
 #include "kernel_test_util.h"
 
@@ -120,6 +123,23 @@ TEST(OnnxRuntimeOrder, TagsWhatFeedsAQuantizerInContribGraphsOnly) {
   ir::Graph plain = small_graph(false);
   EXPECT_EQ(ir::mark_onnxruntime_order(plain), 0);  // no contrib ops: dlrt's own order everywhere
   EXPECT_FALSE(is_tagged(plain, "ln"));
+}
+
+// The CPU backend reads its partitions back from ONNX, so the tag survives
+// that export; OpenVINO and plugins get the graph without it.
+TEST(OnnxRuntimeOrder, TagSurvivesDlrtsOwnExportOnly) {
+  ir::Graph g = small_graph(true);
+  ASSERT_EQ(ir::mark_onnxruntime_order(g), 1);
+  for (auto internal : {ir::InternalAttributes::kKeep, ir::InternalAttributes::kDrop}) {
+    auto bytes = ir::export_onnx(g, 8, internal);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().to_string();
+    onnx::ModelProto m;
+    ASSERT_TRUE(m.ParseFromString(*bytes));
+    int tags = 0;
+    for (const auto& n : m.graph().node())
+      for (const auto& a : n.attribute()) tags += a.name() == ir::kOnnxRuntimeOrderAttr;
+    EXPECT_EQ(tags, internal == ir::InternalAttributes::kKeep ? 1 : 0);
+  }
 }
 
 }  // namespace

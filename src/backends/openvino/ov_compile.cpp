@@ -210,7 +210,7 @@ Result<Blob> compile_blob(const Runtime& rt_ref, const ir::Graph& subgraph, cons
       return Unsupported("openvino: partition input '" + subgraph.values[id].name + "' has type " + dtype_name(t) +
                          ", which OpenVINO cannot take");
   }
-  DLRT_ASSIGN_OR_RETURN(std::string onnx, ir::export_onnx(subgraph));
+  DLRT_ASSIGN_OR_RETURN(std::string onnx, ir::export_onnx(subgraph, 8, ir::InternalAttributes::kDrop));
 
   ov_model_t* model = nullptr;
   ov_status_e st = s.ov_core_read_model_from_memory_buffer(rt->core, onnx.data(), onnx.size(), nullptr, &model);
