@@ -8,8 +8,9 @@
 #      vectors",
 #   2. the CPU kernel and CPU detection tests (the suites of tests/cpu/ and tests/device/) under
 #      the first model, through ctest (tests/avx2cpu/emulated_ctest.py: each test binary of BUILD
-#      under qemu-x86_64), but those named in tests/avx2cpu/excluded.txt; DLRT_AVX2_TESTS=all
-#      runs every unit test instead (about 80 minutes on 2 loaded cores), or a ctest regex,
+#      under qemu-x86_64), but those named in tests/avx2cpu/excluded.txt; DLRT_AVX2_TESTS=isa
+#      runs only the suites per vector width or ISA and the 8-bit ones (.ci/run), =all every unit
+#      test (over an hour on 2 loaded cores), or a ctest regex,
 #   3. the 8-bit kernel tests (GemmInt8, Int8Kernel, Igemm, QuantizeKernels, ContribQuant) under
 #      the other models,
 #   4. the model zoo test under the first model: a sample of ZOO_DIR (DLRT_AVX2_ZOO, the same
@@ -31,7 +32,7 @@ ZOO=${2:-}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-/usr/bin/python3}
 JOBS=${JOBS:-2}
-CPUS=(${DLRT_AVX2_CPUS:-EPYC-Milan Haswell})
+read -r -a CPUS <<< "${DLRT_AVX2_CPUS:-EPYC-Milan Haswell}"
 ZOO_SAMPLE=${DLRT_AVX2_ZOO:-"resnet18/b1 unet_small/b1 mobilenet_v2/b1 mobilenet_v3_small/b1 efficientnet_b0/b1 minilm_l6/b1s16 tiny_vit/b1 crnn_lstm/b2t37"}
 OUT="$BUILD/avx2_cpu_runs"
 rm -rf "$OUT" && mkdir -p "$OUT"
@@ -91,8 +92,14 @@ done < "$ROOT/tests/avx2cpu/excluded.txt"
 # The suites of the CPU kernel and CPU detection tests (gtest names; parameterized ones have a prefix/).
 suites=$(grep -hoE '^(TEST|TEST_F|TEST_P|TYPED_TEST)\([A-Za-z0-9_]+' "$ROOT"/tests/cpu/*_test.cpp "$ROOT"/tests/device/*_test.cpp |
   sed -E 's/.*\(//' | sort -u | paste -sd'|')
+# DLRT_AVX2_TESTS=isa: the suites that test a kernel per vector width or ISA, and the 8-bit ones
+# (`.ci/run`: about a third of the kernel tests' time).
+isa_suites='CpuIsa|CpuCaches|CpuFeatures|SgemmIsa|ConvDirectIsa|ConvWinogradAvx2|ConvDirectWholeKWidths|DepthwiseFlatWidths'
+isa_suites+='|DepthwisePlaneWidths|ErfWidths|ActivationSimd|WinogradSimd|ConvBlockedSimd|RowsPoolSimd|SimdPermute|DepthwiseLanes'
+isa_suites+='|LstmCell|GemmInt8|Int8Kernel|Igemm|QuantizeKernels|QuantizeContribKernels|ContribQuant'
 case "${DLRT_AVX2_TESTS:-}" in
   all) only=() ;;
+  isa) only=(-R "^([A-Za-z0-9_]+/)?($isa_suites)\\.") ;;
   '') only=(-R "^([A-Za-z0-9_]+/)?($suites)\\.") ;;
   *) only=(-R "$DLRT_AVX2_TESTS") ;;
 esac
@@ -133,8 +140,8 @@ if [ -z "$SAMPLE" ] && [ -z "$QZOO" ]; then
 else
   step "model zoo sample (${SAMPLE:+$ZOO_SAMPLE}) and quantized zoo (${QZOO:-none: make test makes it}) as $cpu"
   [ -n "$QZOO" ] && head -c 400 "$QZOO/STAMP" && echo
-  phase "avx2 cpu: model zoo sample and quantized zoo as $cpu" env DLRT_ZOO_DIR="$SAMPLE" DLRT_QUANT_ZOO_DIR="$QZOO" \
-    DLRT_WILD_DIR= DLRT_TRAINED_INT8_DIR= emulated_ctest "$cpu" "$OUT/zoo.log" -V \
+  zoo_ctest() { DLRT_ZOO_DIR="$SAMPLE" DLRT_QUANT_ZOO_DIR="$QZOO" DLRT_WILD_DIR='' DLRT_TRAINED_INT8_DIR='' emulated_ctest "$@"; }
+  phase "avx2 cpu: model zoo sample and quantized zoo as $cpu" zoo_ctest "$cpu" "$OUT/zoo.log" -V \
     -R '^Zoo\.(EveryModelMatchesExpectedOutputs|QuantizedVariantsMatchOnnxRuntime)$' || failed+=("model zoo (see $OUT/zoo.log)")
   grep -E 'zoo: |Failure|MISMATCH|DIFFER' "$OUT/zoo.log" | sed -E 's/^[0-9]+: //' | head -30
 fi
