@@ -22,7 +22,7 @@ ZOO_DIR    ?= $(or $(DLRT_ZOO_DIR),$(if $(wildcard ../shared/models/.),$(abspath
 # objects of build/ instead of compiling the library again.
 export CCACHE_BASEDIR ?= $(CURDIR)
 
-.PHONY: all deps deps-build deps-arm64 build build-arm64 build-arm64-tests test-arm64 demo test test-quick test-asan fuzz fuzz-build update-expected wheel wheel-arm64 sdist test-sdist clean
+.PHONY: all deps deps-build deps-arm64 build build-arm64 build-arm64-tests test-arm64 test-avx2-cpu demo test test-quick test-asan fuzz fuzz-build update-expected wheel wheel-arm64 sdist test-sdist clean
 
 all: build
 
@@ -66,6 +66,16 @@ build-arm64-tests:
 test-arm64: build-arm64-tests
 	JOBS=$(JOBS) TESTDATA=$(TESTDATA) PYTHON=$(PYTHON) bash scripts/test_arm64.sh $(BUILD_ARM64) \
 	  "$(ZOO_DIR)" "$(if $(wildcard $(BUILD)/dlrt),$(BUILD))"
+
+# The x86 build's binaries under qemu-x86_64 as CPUs with AVX2 + FMA and no AVX-512 or VNNI (an
+# AMD EPYC-Milan and an Intel Haswell, QEMU's models; scripts/test_avx2_cpu.sh, docs/testing.md):
+# CPU detection, the CPU kernel tests but tests/avx2cpu/excluded.txt, a zoo sample and the
+# quantized zoo that `make test` made, and ONNX Runtime's saturating int8 path against the
+# reference check. `.ci/run` runs it after `make test`. Emulated: it proves results, not speed.
+test-avx2-cpu:
+	@command -v qemu-x86_64 > /dev/null || bash scripts/install_deps.sh test-arm64
+	$(MAKE) --no-print-directory build
+	JOBS=$(JOBS) PYTHON=$(PYTHON) bash scripts/test_avx2_cpu.sh $(BUILD) "$(ZOO_DIR)"
 
 # Install what is missing, build, generate a small CNN and run it once on the
 # default device: outputs, where each partition ran, timings.

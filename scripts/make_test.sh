@@ -12,12 +12,14 @@
 #      fuzz build with libFuzzer is `make fuzz`'s.
 #   5. with DLRT_TEST_ARM64=1 (.ci/run): `make test-arm64`'s cross build and its
 #      runs under qemu-aarch64 (scripts/test_arm64.sh), each a phase.
+#   6. with DLRT_TEST_AVX2_CPU=1 (.ci/run): `make test-avx2-cpu`'s runs of this build under
+#      qemu-x86_64 as AVX2-only CPUs (scripts/test_avx2_cpu.sh), each a phase.
 # The table at the end lists every phase, slowest first, and the wall-clock
 # total: a phase that grows shows in every run. The exit status is non-zero
 # when any phase failed; each phase still runs after an earlier one failed,
 # except those that need the build.
 # Env (the Makefile passes them): BUILD, JOBS, WERROR, PYTHON, TESTDATA,
-# ZOO_DIR; DLRT_TEST_ARM64.
+# ZOO_DIR; DLRT_TEST_ARM64, DLRT_TEST_AVX2_CPU.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -76,6 +78,14 @@ if [ "${DLRT_TEST_ARM64:-0}" = 1 ]; then
   else
     rc=1
   fi
+fi
+
+# This build's binaries under qemu-x86_64 as AVX2-only CPUs (make test-avx2-cpu), when
+# DLRT_TEST_AVX2_CPU=1: after the phases that made the quantized zoo and the venv it uses.
+if [ "${DLRT_TEST_AVX2_CPU:-0}" = 1 ]; then
+  echo
+  echo "== AVX2-only CPUs under qemu-x86_64 (make test-avx2-cpu)"
+  JOBS=$JOBS PYTHON=$PYTHON bash scripts/test_avx2_cpu.sh "$BUILD" "${ZOO_DIR:-}" || rc=1
 fi
 
 phase_report

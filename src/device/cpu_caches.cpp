@@ -83,12 +83,6 @@ bool deterministic_leaf(unsigned leaf, Levels* lv) {
   return found;
 }
 
-// AMD's associativity codes in leaf 0x80000006 (L2 ECX[15:12], L3 EDX[15:12]).
-int amd_ways(unsigned code) {
-  static const int ways[16] = {0, 1, 2, 3, 4, 5, 6, 8, 0, 16, 0, 32, 48, 64, 96, 128};
-  return ways[code & 15u];
-}
-
 bool probe_cpuid(Levels* lv) {
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
@@ -108,7 +102,7 @@ bool probe_cpuid(Levels* lv) {
   lv->l1d.ways = static_cast<int>((c >> 16) & 0xffu);
   __cpuid(0x80000006u, a, b, c, d);
   lv->l2.size = int64_t{c >> 16} * kKiB;
-  lv->l2.ways = amd_ways(c >> 12);
+  lv->l2.ways = amd_cache_ways(c >> 12);
   lv->l3.size = int64_t{d >> 18} * 512 * kKiB;
   // No sharing count here: the L3 serves every core this process sees (conservative).
   lv->l3.sharing = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -218,6 +212,12 @@ CpuCaches with_override(CpuCaches c) {
 }
 
 }  // namespace
+
+int amd_cache_ways(unsigned code) {
+  // 6 is 8 ways, 8 is 16; 9 points to leaf 0x8000001D, 15 is fully associative (no count).
+  static const int ways[16] = {0, 1, 2, 3, 4, 6, 8, 0, 16, 0, 32, 48, 64, 96, 128, 0};
+  return ways[code & 15u];
+}
 
 CpuCaches probe_cpu_caches(const std::string& root) {
   Levels lv;

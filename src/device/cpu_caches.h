@@ -31,6 +31,10 @@ const CpuCaches& cpu_caches();
 // (tests); cpuid is asked only when `root` is empty.
 CpuCaches probe_cpu_caches(const std::string& root = "");
 
+// The ways of an associativity code of cpuid leaf 0x80000006 (L2 ECX[15:12],
+// L3 EDX[15:12]; AMD's and Intel's encoding), 0 when it gives no count.
+int amd_cache_ways(unsigned code);
+
 // Applies a DLRT_CACHE_SIZES value to `caches`: comma-separated key:value
 // pairs, keys l1d, l2, l3 (bytes, with an optional K, M or G suffix of 1024
 // powers) and l1d_ways, l2_ways. Returns "" on success, else a one-line error

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "fake_sysfs.h"
 
@@ -80,6 +81,14 @@ TEST(CpuCaches, OverrideSyntax) {
     EXPECT_EQ(o.l1d, c.l1d) << bad;  // unchanged on error
     EXPECT_EQ(o.l2, c.l2) << bad;
   }
+}
+
+// The codes as AMD's and Intel's manuals list them (QEMU's EPYC models give 6 for an 8-way L2).
+TEST(CpuCaches, AmdAssociativityCodes) {
+  const std::pair<unsigned, int> codes[] = {{0x1, 1}, {0x2, 2},   {0x4, 4},   {0x6, 8},   {0x8, 16},  {0xa, 32},
+                                             {0xb, 48}, {0xc, 64}, {0xd, 96}, {0xe, 128}, {0x9, 0}, {0xf, 0}};
+  for (const auto& [code, ways] : codes) EXPECT_EQ(amd_cache_ways(code), ways) << code;
+  EXPECT_EQ(amd_cache_ways(0x16u), 8);  // only the low four bits
 }
 
 TEST(CpuCaches, ThisMachineIsPlausible) {

@@ -83,6 +83,7 @@ TEST(ServeLlmRerank, V1RerankAsCohereAndJina) {
   }
   // Without return_documents and top_n: every document, no text.
   auto all = s.post("/v1/rerank", json{{"query", ref["queries"][0]}, {"documents", ref["documents"]}}.dump());
+  ASSERT_TRUE(all);  // no answer (a client timeout) is a failure, not a null dereference
   ASSERT_EQ(all->status, 200) << all->body;
   EXPECT_EQ(body_json(all)["results"].size(), ref["documents"].size());
   EXPECT_FALSE(body_json(all)["results"][0].contains("document"));
@@ -103,11 +104,13 @@ TEST(ServeLlmRerank, TeiRerankWithInstruction) {
   }
   // raw_scores: logit(yes) - logit(no), whose sigmoid is the score.
   auto raw = s.post("/rerank", json{{"query", ref["queries"][0]}, {"texts", {ref["documents"][0]}}, {"raw_scores", true}}.dump());
+  ASSERT_TRUE(raw);
   ASSERT_EQ(raw->status, 200) << raw->body;
   const double logit = body_json(raw)[0]["score"].get<double>();
   EXPECT_NEAR(1 / (1 + std::exp(-logit)), want_scores(0)[0], 1e-4);
   // /info calls it a reranker.
   auto info = s.get("/info");
+  ASSERT_TRUE(info);
   ASSERT_EQ(info->status, 200);
   EXPECT_TRUE(body_json(info)["model_type"].contains("reranker")) << info->body;
 }
@@ -130,12 +133,15 @@ TEST(ServeLlmRerank, V1RerankErrors) {
     EXPECT_TRUE(body_json(r)["error"].contains("message")) << r->body;
   }
   auto broken = s.post("/v1/rerank", "{not json");
+  ASSERT_TRUE(broken);
   EXPECT_EQ(broken->status, 400);
   // Over-long pairs: cut by default on /v1/rerank, a 413 when truncate is false.
   const std::string long_doc(20000, 'a');
   auto cut = s.post("/v1/rerank", json{{"query", "q"}, {"documents", {long_doc}}}.dump());
+  ASSERT_TRUE(cut);
   EXPECT_EQ(cut->status, 200) << cut->body;
   auto refused = s.post("/v1/rerank", json{{"query", "q"}, {"documents", {long_doc}}, {"truncate", false}}.dump());
+  ASSERT_TRUE(refused);
   EXPECT_EQ(refused->status, 413) << refused->body;
 }
 
