@@ -18,17 +18,12 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_kernels.h"
 #include "backends/cpu/kernels/simd/width.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
 
-class ActivationSimd : public ::testing::TestWithParam<SimdWidth> {
- protected:
-  void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
-  }
-};
+class ActivationSimd : public testing::SimdWidthTest {};
 
 const std::vector<std::pair<std::string, std::vector<float>>>& all_acts() {
   static const std::vector<std::pair<std::string, std::vector<float>>> acts = {

@@ -22,6 +22,7 @@
 #include "backends/cpu/kernels/simd/width.h"
 #include "conv_test_util.h"
 #include "kernel_test_util.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -32,11 +33,11 @@ CpuIsa isa_of(SimdWidth w) {
   return w == SimdWidth::k512 ? CpuIsa::kAvx512 : w == SimdWidth::k256 ? CpuIsa::kAvx2 : CpuIsa::kGeneric;
 }
 
-class ConvBlockedSimd : public ::testing::TestWithParam<SimdWidth> {
+class ConvBlockedSimd : public testing::SimdWidthTest {
  protected:
   void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
+    SimdWidthTest::SetUp();
+    if (IsSkipped()) return;
     isa_ = std::make_unique<ScopedCpuIsa>(isa_of(GetParam()));
     ASSERT_EQ(simd_width(), GetParam());
   }

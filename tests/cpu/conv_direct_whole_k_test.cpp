@@ -19,6 +19,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/isa.h"
 #include "core/thread_pool.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -83,11 +84,11 @@ double expect_at(const Shape& sh, const ConvDirectGeometry& g, const Data& d, in
   return acc;
 }
 
-class ConvDirectWholeK : public ::testing::TestWithParam<SimdWidth> {
+class ConvDirectWholeK : public testing::SimdWidthTest {
  protected:
   void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
+    SimdWidthTest::SetUp();
+    if (IsSkipped()) return;
     const float one = 1.0f;
     if (PackedMatrix::pack_a(false, 1, 1, &one, 1)->mr() != 8)
       GTEST_SKIP() << "weights are packed in 8-row panels only at cpu_isa() avx512 (here " << cpu_isa_name(cpu_isa())

@@ -14,17 +14,12 @@
 #include <vector>
 
 #include "backends/cpu/kernels/isa.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
 
-class DepthwiseFlatWidths : public ::testing::TestWithParam<SimdWidth> {
- protected:
-  void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
-  }
-};
+class DepthwiseFlatWidths : public testing::SimdWidthTest {};
 
 Activation act_of(int which) {
   Activation a;

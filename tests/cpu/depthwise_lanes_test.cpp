@@ -16,6 +16,7 @@
 #include "backends/cpu/kernels/simd/width.h"
 #include "conv_test_util.h"
 #include "kernel_test_util.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -95,13 +96,7 @@ void check_group(SimdWidth width, const DwCase& c, int channels, ActKind kind, b
     }
 }
 
-class DepthwiseLanes : public ::testing::TestWithParam<SimdWidth> {
- protected:
-  void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
-  }
-};
+class DepthwiseLanes : public testing::SimdWidthTest {};
 
 const std::vector<DwCase>& cases() {
   static const std::vector<DwCase> c = {

@@ -19,6 +19,7 @@
 #include "backends/cpu/kernels/simd/width.h"
 #include "conv_test_util.h"
 #include "kernel_test_util.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -86,13 +87,7 @@ std::vector<float> reference_plane(const PlaneCase& c, bool clamp, bool residual
   return testing::reference_conv(s, x, w, {0.25f}, residual ? z : std::vector<float>(), act);
 }
 
-class DepthwisePlane : public ::testing::TestWithParam<SimdWidth> {
- protected:
-  void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
-  }
-};
+class DepthwisePlane : public testing::SimdWidthTest {};
 
 TEST_P(DepthwisePlane, MatchesReference) {
   const SimdWidth width = GetParam();

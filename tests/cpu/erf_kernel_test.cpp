@@ -13,6 +13,7 @@
 #include "backends/cpu/kernels/erf.h"
 #include "backends/cpu/kernels/isa.h"
 #include "isa_test_util.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -98,13 +99,7 @@ TEST(ErfKernel, InPlace) {
   EXPECT_EQ(x, want);
 }
 
-class ErfWidths : public ::testing::TestWithParam<SimdWidth> {
- protected:
-  void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
-  }
-};
+class ErfWidths : public testing::SimdWidthTest {};
 
 TEST_P(ErfWidths, WithinTwoUlpsWithSpecialsAndTails) {
   const SimdWidth width = GetParam();

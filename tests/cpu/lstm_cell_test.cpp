@@ -12,18 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "simd_width_test_util.h"
+
 namespace dlrt::cpu {
 namespace {
 
 double sig(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-class LstmCell : public ::testing::TestWithParam<SimdWidth> {
- protected:
-  void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
-  }
-};
+class LstmCell : public testing::SimdWidthTest {};
 
 TEST_P(LstmCell, MatchesFormula) {
   const LstmCellFn cell = lstm_cell_at(GetParam());

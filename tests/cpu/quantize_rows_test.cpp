@@ -17,6 +17,7 @@
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/simd/width.h"
 #include "isa_test_util.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -188,13 +189,7 @@ TEST(QuantizeRows, ColumnsMinMaxAndDynamicQuantizeOnEveryIsa) {
 TEST(QuantizeRows, FloatRowsAtEveryWidthMatchPortableBits) {
   std::mt19937 rng(81);
   std::normal_distribution<float> nd(0.0f, 60.0f);
-  int ran = 0;
-  for (SimdWidth w : {SimdWidth::k128, SimdWidth::k256, SimdWidth::k512}) {
-    if (!simd_width_runs(w)) {
-      std::printf("skipped: this CPU (or build) cannot run the %s-bit instantiation\n", simd_width_name(w));
-      continue;
-    }
-    ++ran;
+  const int ran = testing::for_each_runnable_width([&](SimdWidth w) {
     for (int64_t n = 0; n <= 70; ++n) {
       SCOPED_TRACE(std::string(simd_width_name(w)) + " bits, n " + std::to_string(n));
       const size_t sz = static_cast<size_t>(n);
@@ -269,7 +264,7 @@ TEST(QuantizeRows, FloatRowsAtEveryWidthMatchPortableBits) {
         }
       }
     }
-  }
+  });
   EXPECT_GE(ran, 1);
 }
 

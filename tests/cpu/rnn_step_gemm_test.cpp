@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/simd/width.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -40,13 +41,7 @@ void check(SimdWidth width, int64_t M, int64_t N, int64_t K) {
     }
 }
 
-class RnnStepGemm : public ::testing::TestWithParam<SimdWidth> {
- protected:
-  void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
-  }
-};
+class RnnStepGemm : public testing::SimdWidthTest {};
 
 // Column counts around each width's blocks: 16 NV at 512 bits is up to 256
 // columns, the narrower widths' tails and rest blocks fall in between.

@@ -19,6 +19,7 @@
 #include "backends/cpu/kernels/reduce_rows.h"
 #include "backends/cpu/kernels/rows_vec.h"
 #include "backends/cpu/kernels/simd/width.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -33,13 +34,7 @@ std::vector<float> rnd(int64_t n, uint32_t seed, float lo = -4.0f, float hi = 4.
   return v;
 }
 
-class RowsPoolSimd : public ::testing::TestWithParam<SimdWidth> {
- protected:
-  void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
-  }
-};
+class RowsPoolSimd : public testing::SimdWidthTest {};
 
 // Softmax (log: LogSoftmax) of x[0, n) in double.
 std::vector<double> ref_softmax(const float* x, int64_t n, int64_t stride, bool log) {

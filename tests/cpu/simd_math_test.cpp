@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/simd/simd.h"
+#include "simd_width_test_util.h"
 
 // The body's path from simd/instantiate.h's folder, where its #include looks first.
 #define DLRT_SIMD_BODY "../../../../../tests/cpu/simd_math_ops_body.h"
@@ -19,13 +20,7 @@
 namespace dlrt::cpu {
 namespace {
 
-class SimdMath : public ::testing::TestWithParam<SimdWidth> {
- protected:
-  void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
-  }
-};
+class SimdMath : public testing::SimdWidthTest {};
 
 // The softmax exp (inputs <= 0, the attention's and the softmax rows') from
 // 0 down past ln(FLT_MIN): within 2 float ulps where the result is normal,

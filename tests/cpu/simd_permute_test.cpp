@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/simd/simd.h"
+#include "simd_width_test_util.h"
 
 // The body's path from simd/instantiate.h's folder, where its #include looks first.
 #define DLRT_SIMD_BODY "../../../../../tests/cpu/simd_permute_ops_body.h"
@@ -21,11 +22,11 @@ namespace {
 
 #define PERMUTE_OP(w, op, ...) DLRT_SIMD_PICK(w, permute_ops::op, __VA_ARGS__)
 
-class SimdPermute : public ::testing::TestWithParam<SimdWidth> {
+class SimdPermute : public testing::SimdWidthTest {
  protected:
   void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
+    SimdWidthTest::SetUp();
+    if (IsSkipped()) return;
     n_ = PERMUTE_OP(GetParam(), lanes);
   }
   // Distinct floats, NaNs with payloads among them (a permute moves bits).

@@ -18,6 +18,7 @@
 #include "exec/executor.h"
 #include "exec/kernel_build_options.h"
 #include "kernel_test_util.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu::testing {
 namespace {
@@ -193,13 +194,7 @@ TEST(Attention, PackedQkv) {
 TEST(Attention, VectorKernelAtEveryWidthMatchesPortable) {
   std::mt19937 rng(81);
   std::normal_distribution<float> nd(0.0f, 1.0f);
-  int ran = 0;
-  for (SimdWidth w : {SimdWidth::k128, SimdWidth::k256, SimdWidth::k512}) {
-    if (!simd_width_runs(w)) {
-      std::printf("skipped: this CPU (or build) cannot run the %s-bit instantiation\n", simd_width_name(w));
-      continue;
-    }
-    ++ran;
+  const int ran = for_each_runnable_width([&](SimdWidth w) {
     for (int64_t Skv : {1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 63, 64, 65, 67})
       for (int64_t D : {5, 16, 37})
         for (int64_t Sq : {1, 6, 9, 17})
@@ -242,7 +237,7 @@ TEST(Attention, VectorKernelAtEveryWidthMatchesPortable) {
                     << " contig " << contig << " at " << i;
               }
             }
-  }
+  });
   EXPECT_GE(ran, 1);
 }
 

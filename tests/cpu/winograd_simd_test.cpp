@@ -20,6 +20,7 @@
 #include "backends/cpu/kernels/isa.h"
 #include "backends/cpu/kernels/simd/width.h"
 #include "conv_test_util.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -81,11 +82,11 @@ CpuIsa isa_of(SimdWidth w) {
   return w == SimdWidth::k512 ? CpuIsa::kAvx512 : w == SimdWidth::k256 ? CpuIsa::kAvx2 : CpuIsa::kGeneric;
 }
 
-class WinogradSimd : public ::testing::TestWithParam<SimdWidth> {
+class WinogradSimd : public testing::SimdWidthTest {
  protected:
   void SetUp() override {
-    if (!simd_width_runs(GetParam()))
-      GTEST_SKIP() << "this CPU cannot run the " << simd_width_name(GetParam()) << "-bit instantiation";
+    SimdWidthTest::SetUp();
+    if (IsSkipped()) return;
     isa_ = std::make_unique<ScopedCpuIsa>(isa_of(GetParam()));
   }
   std::unique_ptr<ScopedCpuIsa> isa_;

@@ -24,6 +24,15 @@ using testing::TestServer;
 using testing::body_json;
 
 const fs::path kDir = fs::path(DLRT_TEST_DIR) / "models" / "retrieval";
+const fs::path kStDir = fs::path(DLRT_TEST_DIR) / "models" / "st_modules";
+
+// The options every model here is opened with.
+EmbedderOptions rerank_options() {
+  EmbedderOptions o;
+  o.device = "cpu";
+  o.threads = 2;
+  return o;
+}
 
 const json& reference() {
   static const json r = [] {
@@ -35,14 +44,20 @@ const json& reference() {
 
 struct RerankServer : TestServer {
   explicit RerankServer(ServiceConfig config = {}) : TestServer(std::move(config), /*with_model=*/false) {
-    EmbedderOptions o;
-    o.device = "cpu";
-    o.threads = 2;
-    auto c = Classifier::create((kDir / "qwen3_rerank").string(), o);
+    auto c = Classifier::create((kDir / "qwen3_rerank").string(), rerank_options());
     EXPECT_TRUE(c.ok()) << c.status().to_string();
     if (c.ok()) server->set_model(classifier_model(std::shared_ptr<const Classifier>(std::move(c).value())));
   }
 };
+
+// CrossEncoder.predict's scores for the folders of tests/models/st_modules.
+const json& st6_reference() {
+  static const json r = [] {
+    std::ifstream f(kStDir / "st6_reference.json");
+    return json::parse(f);
+  }();
+  return r;
+}
 
 // The reference's scores of query q (pairs are query-major) against every document.
 std::vector<double> want_scores(size_t q, const char* key = "scores") {
@@ -179,15 +194,11 @@ TEST(ServeLlmRerank, ChunkedRunsScoreAsTheReferenceAndALongQueryIs413) {
 // any folder is (its kind detected): /rerank's scores are CrossEncoder.predict's; it takes no
 // instruction (no prompt template).
 TEST(ServeLlmRerank, St6LogitScoreFolderMatchesPredict) {
-  const fs::path st = fs::path(DLRT_TEST_DIR) / "models" / "st_modules";
-  std::ifstream f(st / "st6_reference.json");
-  const json ref = json::parse(f);
+  const json& ref = st6_reference();
   const json& want = ref["folders"]["llm_reranker"];
-  EmbedderOptions o;
-  o.device = "cpu";
-  o.threads = 2;
-  ASSERT_EQ(detect_kind((st / "st6_llm_reranker").string()), ModelKind::kLlmReranker);
-  auto m = open_model((st / "st6_llm_reranker").string(), o);
+  const EmbedderOptions o = rerank_options();
+  ASSERT_EQ(detect_kind((kStDir / "st6_llm_reranker").string()), ModelKind::kLlmReranker);
+  auto m = open_model((kStDir / "st6_llm_reranker").string(), o);
   ASSERT_TRUE(m.ok()) << m.status().to_string();
   TestServer s({}, /*with_model=*/false);
   s.server->set_model(*m);
@@ -211,21 +222,17 @@ TEST(ServeLlmRerank, St6LogitScoreFolderMatchesPredict) {
 // (committed beside it, tests/python/test_st_modules.py checks it is the tool's output), /rerank's scores
 // are CrossEncoder.predict's, with and without an instruction (predict's prompt=), cut pairs included.
 TEST(ServeLlmRerank, St6ChatTemplateFolderMatchesPredict) {
-  const fs::path st = fs::path(DLRT_TEST_DIR) / "models" / "st_modules";
-  std::ifstream f(st / "st6_reference.json");
-  const json ref = json::parse(f);
+  const json& ref = st6_reference();
   const json& want = ref["folders"]["llm_reranker_chat"];
-  EmbedderOptions o;
-  o.device = "cpu";
-  o.threads = 2;
-  auto refused = open_model((st / "st6_llm_reranker_chat").string(), o);
+  const EmbedderOptions o = rerank_options();
+  auto refused = open_model((kStDir / "st6_llm_reranker_chat").string(), o);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("python -m dlrt.reranker_config"), std::string::npos)
       << refused.status().to_string();
   const fs::path dir = fs::temp_directory_path() / ("dlrt_serve_chat_" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::copy(st / "st6_llm_reranker_chat", dir, fs::copy_options::recursive);
-  fs::copy_file(st / "st6_llm_reranker_chat.reranker_config.json", dir / "reranker_config.json");
+  fs::copy(kStDir / "st6_llm_reranker_chat", dir, fs::copy_options::recursive);
+  fs::copy_file(kStDir / "st6_llm_reranker_chat.reranker_config.json", dir / "reranker_config.json");
   auto m = open_model(dir.string(), o);
   fs::remove_all(dir);
   ASSERT_TRUE(m.ok()) << m.status().to_string();
