@@ -25,4 +25,7 @@ inline constexpr const char* kOnnxRuntimeOrderAttr = "_dlrt_onnxruntime_order";
 // and unoptimised sessions compute alike. Returns the nodes tagged.
 int mark_onnxruntime_order(Graph& g);
 
+// Whether mark_onnxruntime_order tagged `n` (what its kernel reads).
+inline bool in_onnxruntime_order(const Node& n) { return n.attr_int(kOnnxRuntimeOrderAttr, 0) != 0; }
+
 }  // namespace dlrt::ir

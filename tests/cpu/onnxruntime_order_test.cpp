@@ -110,7 +110,7 @@ ir::Graph small_graph(bool contrib) {
 
 bool is_tagged(const ir::Graph& g, const char* output) {
   for (const ir::Node& n : g.nodes)
-    if (!n.outputs.empty() && g.values[n.outputs[0]].name == output) return n.attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0;
+    if (!n.outputs.empty() && g.values[n.outputs[0]].name == output) return ir::in_onnxruntime_order(n);
   return false;
 }
 

@@ -170,6 +170,23 @@ TEST(StModuleCrossEncoder, St6RerankMatchesPredict) {
   }
 }
 
+// `dlrt rerank` on `dir` with `args` (--json, the query, the texts): an llm_reranker's `count`
+// results, each score within `tol` of scores[its index]; `what` names the case in failures.
+void expect_llm_rerank(const fs::path& dir, const std::string& args, size_t count, const json& scores, double tol,
+                       const std::string& what) {
+  auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
+                                      dlrt::testing::quote(dir.string()) + " --device cpu --threads 2 " + args);
+  ASSERT_EQ(r.exit_code, 0) << what << ": " << r.output;
+  const json j = json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["kind"], "llm_reranker");
+  ASSERT_EQ(j["results"].size(), count);
+  for (const json& res : j["results"]) {
+    const size_t i = res["index"].get<size_t>();
+    EXPECT_NEAR(res["score"].get<double>(), scores[i].get<double>(), tol) << what << ", text " << i;
+  }
+}
+
 // 6.x's CrossEncoder over a causal LM (Transformer + LogitScore): dlrt rerank serves it as an
 // llm_reranker, scoring as predict() does, truncated pairs included.
 TEST(StModuleLlmReranker, St6RerankMatchesPredict) {
@@ -177,18 +194,7 @@ TEST(StModuleLlmReranker, St6RerankMatchesPredict) {
   const json& want = ref["folders"]["llm_reranker"];
   std::string args = "--json --query " + dlrt::testing::quote(want["query"].get<std::string>());
   for (const json& t : ref["texts"]) args += " " + dlrt::testing::quote(t.get<std::string>());
-  auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
-                                      dlrt::testing::quote(st_folder(6, "llm_reranker").string()) +
-                                      " --device cpu --threads 2 " + args);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  const json j = json::parse(r.output, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << r.output;
-  EXPECT_EQ(j["kind"], "llm_reranker");
-  ASSERT_EQ(j["results"].size(), ref["texts"].size());
-  for (const json& res : j["results"]) {
-    const size_t i = res["index"].get<size_t>();
-    EXPECT_NEAR(res["score"].get<double>(), want["scores"][i].get<double>(), 1e-4) << "text " << i;
-  }
+  expect_llm_rerank(st_folder(6, "llm_reranker"), args, ref["texts"].size(), want["scores"], 1e-4, "scores");
 }
 
 // The LogitScore folder with a chat template, with the reranker_config.json `python -m dlrt.reranker_config`
@@ -215,17 +221,7 @@ TEST(StModuleLlmReranker, St6ChatTemplateRerankMatchesPredict) {
     std::string args = "--json --query " + dlrt::testing::quote(want["query"].get<std::string>());
     if (!instruction.empty()) args += " --instruction " + dlrt::testing::quote(instruction);
     for (const json& t : want["texts"]) args += " " + dlrt::testing::quote(t.get<std::string>());
-    auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
-                                        dlrt::testing::quote(dir.string()) + " --device cpu --threads 2 " + args);
-    ASSERT_EQ(r.exit_code, 0) << key << ": " << r.output;
-    const json j = json::parse(r.output, nullptr, false);
-    ASSERT_FALSE(j.is_discarded()) << r.output;
-    EXPECT_EQ(j["kind"], "llm_reranker");
-    ASSERT_EQ(j["results"].size(), want["texts"].size());
-    for (const json& res : j["results"]) {
-      const size_t i = res["index"].get<size_t>();
-      EXPECT_NEAR(res["score"].get<double>(), want[key][i].get<double>(), 1e-5) << key << ", text " << i;
-    }
+    expect_llm_rerank(dir, args, want["texts"].size(), want[key], 1e-5, key);
   }
   fs::remove_all(dir);
 }

@@ -235,15 +235,20 @@ Status LlmReranker::check_instruction(const std::string& instruction) const {
   return Status::Ok();
 }
 
+std::vector<int64_t> LlmReranker::around(const std::vector<int64_t>& middle) const {
+  std::vector<int64_t> ids = prefix_ids_;
+  ids.insert(ids.end(), middle.begin(), middle.end());
+  ids.insert(ids.end(), suffix_ids_.begin(), suffix_ids_.end());
+  return ids;
+}
+
 Result<Encoding> LlmReranker::whole(const Tokenizer& tokenizer, std::string_view instruction, std::string_view query,
                                     std::string_view document, size_t limit, size_t* untruncated) const {
   const std::string body = fill(template_, instruction, query, document);
   size_t n = 0;
   DLRT_ASSIGN_OR_RETURN(Encoding middle, tokenizer.encode_checked(body, limit, nullptr, &n));
   Encoding e;
-  e.ids = prefix_ids_;
-  e.ids.insert(e.ids.end(), middle.ids.begin(), middle.ids.end());
-  e.ids.insert(e.ids.end(), suffix_ids_.begin(), suffix_ids_.end());
+  e.ids = around(middle.ids);
   if (untruncated) *untruncated = prefix_ids_.size() + std::max(n, middle.ids.size()) + suffix_ids_.size();
   return e;
 }
@@ -306,9 +311,7 @@ Result<Encoding> LlmReranker::encode(const Tokenizer& tokenizer, std::string_vie
                           return tokenizer.encode_checked(body, limit, nullptr, n);
                         }));
   Encoding e;
-  e.ids = prefix_ids_;
-  e.ids.insert(e.ids.end(), middle.ids.begin(), middle.ids.end());
-  e.ids.insert(e.ids.end(), suffix_ids_.begin(), suffix_ids_.end());
+  e.ids = around(middle.ids);
   e.attention_mask.assign(e.ids.size(), 1);
   e.type_ids.assign(e.ids.size(), 0);
   return e;

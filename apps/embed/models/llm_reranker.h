@@ -94,6 +94,8 @@ class LlmReranker {
   int64_t no_id() const { return no_id_; }
 
  private:
+  // The prompt's prefix ids, `middle`, its suffix ids.
+  std::vector<int64_t> around(const std::vector<int64_t>& middle) const;
   // prefix + the filled template + suffix; `untruncated` its length uncut (limit cuts the template's ids).
   Result<Encoding> whole(const Tokenizer& tokenizer, std::string_view instruction, std::string_view query,
                          std::string_view document, size_t limit, size_t* untruncated) const;

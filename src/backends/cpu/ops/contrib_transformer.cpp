@@ -132,7 +132,7 @@ Status skip_layer_norm(KernelContext& ctx) {
   float* Y = y->data<float>();
   const double eps = ctx.node().attr_float("epsilon", 1e-12f);
   // Tagged nodes (ir/onnxruntime_order.h) normalise in ONNX Runtime's order.
-  const bool ort = !kRms && ctx.node().attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0;
+  const bool ort = !kRms && ir::in_onnxruntime_order(ctx.node());
   ctx.pool().parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(h, 1)), [&](int64_t lo, int64_t hi) {
     thread_local AlignedScratch scratch;
     float* row = scratch.get<float>(static_cast<size_t>(h * (ort ? kOrtRowBlock : 1)));
@@ -320,7 +320,7 @@ Status bias_gelu(KernelContext& ctx) {
   DLRT_ASSIGN_OR_RETURN(const Tensor* b, required_input(ctx, 1));
   // (The bias runs along the last dim, which a scalar lacks: ONNX Runtime refuses it.)
   if (ctx.input(0) && ctx.input(0)->rank() == 0) return ctx.invalid("input must have rank 1 or more, got a scalar");
-  if (ctx.node().attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0) return biased_unary(ctx, b, nullptr, bias_gelu_row_ort);
+  if (ir::in_onnxruntime_order(ctx.node())) return biased_unary(ctx, b, nullptr, bias_gelu_row_ort);
   return biased_unary(ctx, b, nullptr, [](float* v, int64_t n) { apply_activation(Activation{ActKind::kGelu}, v, n); });
 }
 Status fast_gelu(KernelContext& ctx) {

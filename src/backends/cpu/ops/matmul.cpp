@@ -174,7 +174,7 @@ Status matmul_f32(KernelContext& ctx, const MatMulBatch& mb, const Tensor* a, co
   // tagged for ONNX Runtime's order (ir/onnxruntime_order.h): MLAS sums every
   // element in one chain, the edge columns too.
   const RunLimits* run = current_run_limits();
-  const bool uniform = (run && run->item_lengths) || ctx.node().attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0;
+  const bool uniform = (run && run->item_lengths) || ir::in_onnxruntime_order(ctx.node());
   FirstError err;
   // An A that every one of many small products reads (a matrix times a
   // stack of matrices) is packed once here rather than once per product.

@@ -207,7 +207,7 @@ Status layer_norm_impl(KernelContext& ctx) {
   // Float rows with Scale and B covering them: rows_vec.h at simd_width().
   const bool vec = std::is_same_v<T, float> && s_full && b_full && cpu_has_simd_kernels();
   // Tagged nodes (ir/onnxruntime_order.h) compute in ONNX Runtime's order.
-  const bool ort = std::is_same_v<T, float> && s_full && b_full && n.attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0;
+  const bool ort = std::is_same_v<T, float> && s_full && b_full && ir::in_onnxruntime_order(n);
   const SimdWidth width = simd_width();
   ctx.pool().parallel_for(outer, ctx.pool().balanced_grain(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(inner, 1))), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {

@@ -192,7 +192,7 @@ Status softmax_kernel(KernelContext& ctx) {
     }
     const int64_t grain = std::max<int64_t>(1, kTaskElems / std::max<int64_t>(1, slab));
     // Tagged nodes (ir/onnxruntime_order.h) compute in ONNX Runtime's order.
-    const bool ort = kKind == SoftmaxKind::kSoftmax && ctx.node().attr_int(ir::kOnnxRuntimeOrderAttr, 0) != 0;
+    const bool ort = kKind == SoftmaxKind::kSoftmax && ir::in_onnxruntime_order(ctx.node());
     pool.parallel_for(v.outer, grain, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o) {
         if constexpr (std::is_same_v<T, float>) {
