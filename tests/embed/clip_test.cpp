@@ -1,13 +1,17 @@
 // The clip kind on the committed tiny CLIP and SigLIP (tests/models/image/,
 // made by tests/models/make_image_models.py): texts and images against
 // transformers' get_text_features / get_image_features in torch, through the
-// library and `dlrt embed`; the folder's refusals naming what is missing.
+// library and `dlrt embed`; the folder's refusals naming what is missing; and
+// `dlrt embed --image` on every bomb and malformed file, peak RSS bounded.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -465,6 +469,61 @@ TEST(ClipCli, FamilyFoldersMatchTheirReferences) {
       expect_rows(got, ref[key], std::string(name) + " cli " + key);
     }
   }
+}
+
+// `dlrt embed --image FILE` on clip_tiny under the tests' address-space limit: its exit code,
+// output and peak RSS in KiB (wait4's ru_maxrss of the process the shell execs into).
+struct ImageRun {
+  int exit_code = -1;
+  long peak_kib = -1;
+  std::string output;
+};
+
+ImageRun embed_one_image(const fs::path& file) {
+  const std::string log = (fs::temp_directory_path() / ("dlrt_clip_bomb_" + std::to_string(::getpid()) + ".log")).string();
+  const std::string cmd = dlrt::testing::memory_limit_prefix() + "exec " + quote(dlrt::testing::dlrt_binary()) +
+                          " embed --model " + quote(kClip.string()) + " --device cpu --threads 2 --quiet --image " +
+                          quote(file.string()) + " >" + quote(log) + " 2>&1";
+  ImageRun r;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  struct rusage ru {};
+  if (pid > 0 && ::wait4(pid, &status, 0, &ru) == pid) {
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.peak_kib = ru.ru_maxrss;
+  }
+  r.output = testing::slurp(log);
+  fs::remove(log);
+  return r;
+}
+
+// Every bomb and malformed file of tests/image/data/manifest.json through `dlrt embed --image`:
+// a run error (exit 1) naming the file and the decoder's reason, the process's peak RSS within
+// 16 MiB of a run on a real image (a 50,000 x 50,000 PNG's pixels would be 7 GB).
+TEST(ClipCli, BombsAndMalformedImagesFailWithinMemory) {
+  const fs::path data = kRepo / "tests" / "image" / "data";
+  const ImageRun good = embed_one_image(kRepo / reference()["images"][0].get<std::string>());
+  ASSERT_EQ(good.exit_code, 0) << good.output;
+  ASSERT_GT(good.peak_kib, 0);
+  const json manifest = json::parse(testing::slurp(data / "manifest.json"));
+  ASSERT_GE(manifest["bad"].size(), 15u);
+  long worst = 0;  // the largest peak of a refused file
+  for (const json& e : manifest["bad"]) {
+    const std::string file = e["file"];
+    const ImageRun r = embed_one_image(data / file);
+    EXPECT_EQ(r.exit_code, 1) << file << ": " << r.output;
+    EXPECT_NE(r.output.find(fs::path(file).filename().string()), std::string::npos) << file << ": " << r.output;
+    EXPECT_NE(r.output.find(e["error"].get<std::string>()), std::string::npos) << file << ": " << r.output;
+    EXPECT_LT(r.peak_kib - good.peak_kib, 16 * 1024) << file << ": peak RSS " << r.peak_kib << " KiB, a real image's "
+                                                     << good.peak_kib << " KiB";
+    worst = std::max(worst, r.peak_kib);
+  }
+  std::printf("dlrt embed --image on bombs and malformed files: peak RSS at most %ld KiB, on a real image %ld KiB\n",
+              worst, good.peak_kib);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@ vision tower against torch's image_embeds (tests/models/image/*_reference.json),
 import json
 import os
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -146,3 +148,49 @@ def test_bad_images_are_refused_naming_their_index():
             e.encode(images=[bad])
     with pytest.raises(TypeError, match="images must be"):
         e.encode(images=object())
+
+
+_BOMB_SCRIPT = r"""
+import json, resource, sys
+import dlrt
+folder, good, data = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(data + "/manifest.json") as f:
+    bad = json.load(f)["bad"]
+e = dlrt.Embedder(folder, device="cpu", threads=1)
+e.encode(images=[good])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+refused = []
+for entry in bad:
+    path = data + "/" + entry["file"]
+    with open(path, "rb") as f:
+        blob = f.read()
+    for image in (path, blob):
+        try:
+            e.encode(images=[image])
+            refused.append([entry["file"], None])
+        except dlrt.InvalidArgument as err:
+            refused.append([entry["file"], str(err)])
+print(json.dumps({"growth_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, "refused": refused}))
+"""
+
+
+def test_bombs_and_malformed_images_are_refused_within_memory():
+    # Every bomb and malformed file of tests/image/data/manifest.json, as a path and as bytes, in a process of
+    # its own: InvalidArgument with the decoder's reason, and the peak RSS within 16 MiB of what it was after a
+    # real image (a 50,000 x 50,000 PNG's pixels would be 7 GB).
+    data = os.path.join(ROOT, "tests", "image", "data")
+    with open(os.path.join(data, "manifest.json")) as f:
+        bad = json.load(f)["bad"]
+    with open(os.path.join(IMAGE_MODELS, "clip_tiny_reference.json")) as f:
+        ref_images = json.load(f)["images"]
+    run = subprocess.run([sys.executable, "-c", _BOMB_SCRIPT, os.path.join(IMAGE_MODELS, "clip_tiny"),
+                          os.path.join(ROOT, ref_images[0]), data],
+                         capture_output=True, text=True, timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert len(out["refused"]) == 2 * len(bad) >= 30
+    reasons = {entry["file"]: entry["error"] for entry in bad}
+    for file, message in out["refused"]:
+        assert message is not None, f"{file} was embedded"
+        assert reasons[file] in message, (file, message)
+    assert out["growth_kib"] < 16 * 1024, out["growth_kib"]

@@ -2,7 +2,8 @@
 made by tests/models/make_st_modules.py) through dlrt.Embedder against that
 library's torch outputs: dense (Transformer + Pooling + Dense + LayerNorm +
 Normalize) and StaticEmbedding cosine >= 0.99999, SPLADE and
-SparseStaticEmbedding the same non-zero indices with values within 1e-4."""
+SparseStaticEmbedding the same non-zero indices with values within 1e-4; 6.x's CrossEncoder and
+LogitScore LLM reranker folders through dlrt.CrossEncoder.predict."""
 import json
 import os
 
@@ -59,3 +60,13 @@ def test_st6_llm_reranker_predicts_as_sentence_transformers():
     np.testing.assert_allclose(got, want["scores"], atol=1e-4, rtol=0)
     with pytest.raises(dlrt.InvalidArgument, match="prompt template"):
         c.predict([(want["query"], "a")], instruction="judge")
+
+
+def test_st6_cross_encoder_predicts_as_sentence_transformers():
+    # 6.x saves a CrossEncoder with a modules.json (one sequence-classification Transformer).
+    ref = reference(6)
+    want = ref["folders"]["cross_encoder"]
+    c = dlrt.CrossEncoder(os.path.join(ST, "st6_cross_encoder"), device="cpu", threads=2)
+    assert not c.is_llm_reranker
+    got = c.predict([(want["query"], t) for t in ref["texts"]])
+    np.testing.assert_allclose(got, want["scores"], atol=1e-5, rtol=0)

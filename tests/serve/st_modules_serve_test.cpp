@@ -1,6 +1,8 @@
-// dlrt serve with folders sentence-transformers 6.x saved (tests/models/st_modules/):
-// POST /embed on a StaticEmbedding folder (no ONNX model) and POST /embed_sparse
-// on a SparseStaticEmbedding folder against that library's torch outputs.
+// dlrt serve with folders sentence-transformers 5.x and 6.x saved (tests/models/st_modules/),
+// opened as dlrt serve opens them, against that library's torch outputs: POST /embed and
+// /v1/embeddings on the dense folder (Transformer + Pooling + Dense + LayerNorm + Dense +
+// Normalize) and the StaticEmbedding folder (no ONNX model), POST /embed_sparse on the SPLADE
+// and SparseStaticEmbedding folders, and POST /rerank on 6.x's CrossEncoder folder.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../embed/retrieval_reference.h"
-#include "embed/models/embedder.h"
+#include "embed/models/registry.h"
 #include "test_server.h"
 
 // A namespace of its own: the unity build puts this file beside others with the same helper names.
@@ -21,64 +23,113 @@ namespace {
 using json = nlohmann::json;
 using testing::body_json;
 
-std::filesystem::path st6(const std::string& name) {
-  return std::filesystem::path(DLRT_TEST_DIR) / "models" / "st_modules" / ("st6_" + name);
-}
+std::filesystem::path st_dir() { return std::filesystem::path(DLRT_TEST_DIR) / "models" / "st_modules"; }
 
 struct StServer {
-  explicit StServer(const std::string& name) {
+  StServer(int major, const std::string& name) {
     EmbedderOptions o;
     o.device = "cpu";
     o.threads = 2;
-    auto e = Embedder::create(st6(name).string(), o);
-    EXPECT_TRUE(e.ok()) << e.status().to_string();
-    if (e.ok()) server.server->set_model(embedder_model(std::shared_ptr<const Embedder>(std::move(e).value())));
+    auto m = open_model((st_dir() / ("st" + std::to_string(major) + "_" + name)).string(), o);
+    EXPECT_TRUE(m.ok()) << name << ": " << m.status().to_string();
+    if (m.ok()) server.server->set_model(std::move(m).value());
   }
   testing::TestServer server{ServiceConfig{}, /*with_model=*/false};
 };
 
-json reference() {
-  return json::parse(testing::slurp(std::filesystem::path(DLRT_TEST_DIR) / "models" / "st_modules" / "st6_reference.json"));
+json reference(int major) {
+  return json::parse(testing::slurp(st_dir() / ("st" + std::to_string(major) + "_reference.json")));
 }
 
-TEST(ServeStModules, StaticEmbeddingMatchesTorch) {
-  const json ref = reference();
-  StServer s("static");
-  // The empty text (a zero vector in torch) is left out: /embed refuses empty inputs.
+// The reference's non-empty texts (the routes refuse empty inputs) and their places.
+json texts_of(const json& ref, std::vector<size_t>& at) {
   json texts = json::array();
-  std::vector<size_t> at;
   for (size_t i = 0; i < ref["texts"].size(); ++i)
     if (!ref["texts"][i].get<std::string>().empty()) texts.push_back(ref["texts"][i]), at.push_back(i);
-  auto r = s.server.post("/embed", json{{"inputs", texts}}.dump());
+  return texts;
+}
+
+void expect_cosine(const json& got, const json& want, const std::string& what) {
+  const auto g = got.get<std::vector<double>>();
+  const auto w = want.get<std::vector<double>>();
+  ASSERT_EQ(g.size(), w.size()) << what;
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < w.size(); ++i) ab += g[i] * w[i], aa += g[i] * g[i], bb += w[i] * w[i];
+  EXPECT_GE(ab / std::sqrt(aa * bb), 0.99999) << what;
+}
+
+class ServeStModules : public ::testing::TestWithParam<int> {};
+
+// All the texts in one request, the long one cut to the folder's maximum length as truncation
+// (the default) does.
+TEST_P(ServeStModules, DenseAndStaticMatchTorch) {
+  const json ref = reference(GetParam());
+  std::vector<size_t> at;
+  const json texts = texts_of(ref, at);
+  for (const char* name : {"dense", "static"}) {
+    StServer s(GetParam(), name);
+    const json& want = ref["folders"][name]["embeddings"];
+    auto r = s.server.post("/embed", json{{"inputs", texts}}.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << name << ": " << r->body;
+    const json got = body_json(r);
+    ASSERT_EQ(got.size(), at.size()) << name;
+    for (size_t k = 0; k < at.size(); ++k)
+      expect_cosine(got[k], want[at[k]], std::string(name) + " /embed text " + std::to_string(at[k]));
+    r = s.server.post("/v1/embeddings", json{{"input", texts}}.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << name << ": " << r->body;
+    const json data = body_json(r)["data"];
+    ASSERT_EQ(data.size(), at.size()) << name;
+    for (size_t k = 0; k < at.size(); ++k)
+      expect_cosine(data[k]["embedding"], want[at[k]], std::string(name) + " /v1/embeddings text " + std::to_string(at[k]));
+  }
+}
+
+TEST_P(ServeStModules, SparseAndSparseStaticMatchTorch) {
+  const json ref = reference(GetParam());
+  std::vector<size_t> at;
+  const json texts = texts_of(ref, at);
+  for (const char* name : {"sparse", "sparse_static"}) {
+    StServer s(GetParam(), name);
+    auto r = s.server.post("/embed_sparse", json{{"inputs", texts}}.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << name << ": " << r->body;
+    const json got = body_json(r);
+    ASSERT_EQ(got.size(), at.size()) << name;
+    for (size_t k = 0; k < at.size(); ++k) {
+      std::vector<int64_t> indices;
+      std::vector<float> values;
+      for (const json& e : got[k]) {
+        indices.push_back(e.at("index").get<int64_t>());
+        values.push_back(e.at("value").get<float>());
+      }
+      testing::expect_sparse_row(indices, values, ref["folders"][name]["sparse"][at[k]],
+                                 std::string(name) + " /embed_sparse text " + std::to_string(at[k]));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SentenceTransformers, ServeStModules, ::testing::Values(5, 6),
+                         [](const ::testing::TestParamInfo<int>& i) { return "st" + std::to_string(i.param); });
+
+// 6.x saves a CrossEncoder with a modules.json (one sequence-classification Transformer): /rerank
+// scores each text as CrossEncoder.predict does (the sigmoid of its one logit).
+TEST(ServeStModuleCrossEncoder, St6RerankMatchesPredict) {
+  const json ref = reference(6);
+  const json& want = ref["folders"]["cross_encoder"];
+  std::vector<size_t> at;
+  const json texts = texts_of(ref, at);
+  StServer s(6, "cross_encoder");
+  auto r = s.server.post("/rerank", json{{"query", want["query"]}, {"texts", texts}}.dump());
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   const json got = body_json(r);
   ASSERT_EQ(got.size(), at.size());
-  for (size_t k = 0; k < at.size(); ++k) {
-    const auto w = ref["folders"]["static"]["embeddings"][at[k]].get<std::vector<double>>();
-    const auto g = got[k].get<std::vector<double>>();
-    ASSERT_EQ(g.size(), w.size());
-    double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < w.size(); ++i) ab += g[i] * w[i], aa += g[i] * g[i], bb += w[i] * w[i];
-    EXPECT_GE(ab / std::sqrt(aa * bb), 0.99999) << "text " << at[k];
+  for (const json& res : got) {
+    const size_t i = at.at(res["index"].get<size_t>());
+    EXPECT_NEAR(res["score"].get<double>(), want["scores"][i].get<double>(), 1e-5) << "text " << i;
   }
-}
-
-TEST(ServeStModules, SparseStaticEmbeddingMatchesTorch) {
-  const json ref = reference();
-  StServer s("sparse_static");
-  auto r = s.server.post("/embed_sparse", json{{"inputs", ref["texts"][0]}}.dump());
-  ASSERT_TRUE(r);
-  ASSERT_EQ(r->status, 200) << r->body;
-  const json got = body_json(r);
-  ASSERT_EQ(got.size(), 1u) << got.dump();
-  std::vector<int64_t> indices;
-  std::vector<float> values;
-  for (const json& e : got[0]) {
-    indices.push_back(e.at("index").get<int64_t>());
-    values.push_back(e.at("value").get<float>());
-  }
-  testing::expect_sparse_row(indices, values, ref["folders"]["sparse_static"]["sparse"][0], "/embed_sparse");
 }
 
 }  // namespace
