@@ -205,15 +205,16 @@ def rows(answer, dtype):
 
 
 def test_cohere_embedding_types_equal_library(st_quantize, server):
-    # Cohere's /v2/embed: every type in one answer, each quantize_embeddings of that answer's floats.
-    for extra in ({}, {"output_dimension": 5}):
-        body = {"input_type": "search_document", "texts": TEXTS, "embedding_types": ["float", *TYPES], **extra}
-        status, got = post(server, body, "/v2/embed")
-        assert status == 200, got
-        vectors = np.array(got["embeddings"]["float"], np.float32)
-        for p in TYPES:
-            want = st_quantize(vectors, p)
-            expect_equal(np.array(got["embeddings"][p], want.dtype), want, f"/v2/embed {p} {extra}")
+    # Cohere's /v2/embed and /v1/embed: every type in one answer, each quantize_embeddings of that answer's floats.
+    for route in ("/v2/embed", "/v1/embed"):
+        for extra in ({}, {"output_dimension": 5}):
+            body = {"input_type": "search_document", "texts": TEXTS, "embedding_types": ["float", *TYPES], **extra}
+            status, got = post(server, body, route)
+            assert status == 200, got
+            vectors = np.array(got["embeddings"]["float"], np.float32)
+            for p in TYPES:
+                want = st_quantize(vectors, p)
+                expect_equal(np.array(got["embeddings"][p], want.dtype), want, f"{route} {p} {extra}")
     r = [[-1.0] * 8, [1.0] * 8]
     one = {"input_type": "search_query", "texts": ["a big dog"], "embedding_types": ["float", "int8"], "ranges": r}
     status, got = post(server, one, "/v2/embed")
