@@ -192,10 +192,11 @@ def _message_format(st_config, model_type, template):
     return "structured" if any(p in template for p in patterns) else "flat"
 
 
-def fill(template, instruction, query, document):
-    """dlrt's substitution (llm_reranker.cpp): {instruction}, {query}, {document} replaced in one pass."""
+def fill(template, instruction, query, document, empty_text=""):
+    """dlrt's substitution (llm_reranker.cpp): {instruction}, {query}, {document} replaced in one pass; an empty
+    query or document by `empty_text`."""
     out, i = [], 0
-    values = {"{instruction}": instruction, "{query}": query, "{document}": document}
+    values = {"{instruction}": instruction, "{query}": query or empty_text, "{document}": document or empty_text}
     while i < len(template):
         for key in PLACEHOLDERS:
             if template.startswith(key, i):
@@ -256,7 +257,10 @@ class _Renderer:
         self.default_prompt = self.default_prompt or None  # an empty prompt adds no system message
 
     def _message(self, role, text):
-        return {"role": role, "content": text if self.format == "flat" else [{"type": "text", "text": text}]}
+        if self.format == "flat":
+            # A processor's apply_chat_template (tokenize=True) makes an empty content an empty list.
+            return {"role": role, "content": [] if self.processor and text == "" else text}
+        return {"role": role, "content": [{"type": "text", "text": text}]}
 
     def render(self, query, document, system=None):
         messages = [self._message("query", query), self._message("document", document)]
@@ -291,7 +295,16 @@ def _with_placeholders(rendered, path, roles):
     return rendered
 
 
-def _check(renderer, template, default_instruction, instruction_template=None):
+def _empty_text(renderer, template, default_instruction):
+    """What an empty query or document renders as: itself, or (a processor's, in the flat format) an empty list."""
+    want = renderer.render("", "", renderer.default_prompt)
+    for candidate in ("", renderer.compiled.environment.from_string("{{ x }}").render(x=[])):
+        if fill(template, default_instruction or "", "", "", candidate) == want:
+            return candidate
+    return ""  # neither: the probes say how the template changes the content
+
+
+def _check(renderer, template, default_instruction, instruction_template=None, empty_text=""):
     """Every probe pair renders as dlrt fills the template; else the template transforms the content."""
     with_instruction = instruction_template or template
     for query, document, instruction in PROBES:
@@ -299,7 +312,7 @@ def _check(renderer, template, default_instruction, instruction_template=None):
             if "{instruction}" in with_instruction else []
         cases.append((template, default_instruction or "", renderer.render(query, document, renderer.default_prompt)))
         for tmpl, instr, want in cases:
-            got = fill(tmpl, instr, query, document)
+            got = fill(tmpl, instr, query, document, empty_text)
             if got != want:
                 at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
                 raise RefusedError(
@@ -338,7 +351,8 @@ def make_config(folder):
         # without one, and the prompt with one for a request that gives an instruction.
         template = with_system if default_instruction is not None else without
     instruction_template = with_system if "{instruction}" in with_system and template != with_system else None
-    _check(r, template, default_instruction, instruction_template)
+    empty_text = _empty_text(r, template, default_instruction)
+    _check(r, template, default_instruction, instruction_template, empty_text)
     config = {"prefix": "", "template": template, "suffix": "",
               "special_tokens": _special_tokens_added(r, [t for t in (template, instruction_template) if t]),
               "restore_suffix": r.restore_suffix}
@@ -346,6 +360,8 @@ def make_config(folder):
         config["instruction"] = default_instruction
     if instruction_template is not None:
         config["instruction_template"] = instruction_template
+    if empty_text:
+        config["empty_text"] = empty_text
     return config
 
 

@@ -217,6 +217,7 @@ Result<LlmReranker> LlmReranker::load(const fs::path& dir, const Tokenizer& toke
   DLRT_ASSIGN_OR_RETURN(std::string suffix, text("suffix", kSuffix));
   DLRT_ASSIGN_OR_RETURN(r.template_, text("template", kTemplate));
   DLRT_ASSIGN_OR_RETURN(r.instruction_template_, text("instruction_template", ""));
+  DLRT_ASSIGN_OR_RETURN(r.empty_text_, text("empty_text", ""));
   DLRT_ASSIGN_OR_RETURN(r.instruction_, text("instruction", kInstruction));
   DLRT_ASSIGN_OR_RETURN(std::string yes, text("yes_token", "yes"));
   DLRT_ASSIGN_OR_RETURN(std::string no, text("no_token", "no"));
@@ -339,7 +340,8 @@ Result<Encoding> LlmReranker::encode_restoring(const Tokenizer& tokenizer, std::
                            "and document past the reranker's prompt");
   size_t total = 0;
   DLRT_ASSIGN_OR_RETURN(Encoding e,
-                        whole(tokenizer, tmpl, instr, query, document, max_length - prefix_ids_.size(), &total));
+                        whole(tokenizer, tmpl, instr, or_empty_text(query), or_empty_text(document),
+                              max_length - prefix_ids_.size(), &total));
   if (e.ids.size() > max_length) e.ids.resize(max_length);
   if (total >= max_length) {
     const size_t keep = std::min(tail_ids.size(), e.ids.size());
@@ -365,7 +367,8 @@ Result<Encoding> LlmReranker::encode(const Tokenizer& tokenizer, std::string_vie
   if (max_length <= fixed)
     return InvalidArgument("a maximum length of " + std::to_string(max_length) + " tokens leaves no room for the query "
                            "and document past the reranker's prompt (" + std::to_string(fixed) + " tokens)");
-  const std::string body = fill(template_for(instruction), instruction_or_default(instruction), query, document);
+  const std::string body = fill(template_for(instruction), instruction_or_default(instruction), or_empty_text(query),
+                                or_empty_text(document));
   DLRT_ASSIGN_OR_RETURN(Encoding mid, encode_within(max_length - fixed, truncated, [&](size_t limit, size_t* n) {
                           return middle(tokenizer, body, limit, n);
                         }));

@@ -35,10 +35,11 @@
 // refused at load), "restore_suffix": true cuts the whole prompt from the right
 // instead and writes its tail back over the last ids (sentence-transformers'
 // restore_suffix: the tail is the ids common to the ends of the prompts with "0"
-// and "1 2 3 4" as the query and document), and "instruction_template" is the
+// and "1 2 3 4" as the query and document), "instruction_template" is the
 // template for a request that gives an instruction (a chat template that adds a
-// system turn for it only). A non-empty instruction is refused when neither
-// template holds {instruction}.
+// system turn for it only), and "empty_text" is what an empty query or document
+// is filled in as (a processor renders an empty content as an empty list). A
+// non-empty instruction is refused when neither template holds {instruction}.
 //
 // Thread-safety: immutable after load(); every method may be called from many
 // threads at once.
@@ -105,6 +106,7 @@ class LlmReranker {
   // The template a request's instruction (empty: none) takes, and the instruction it is filled with.
   const std::string& template_for(const std::string& instruction) const;
   const std::string& instruction_or_default(const std::string& instruction) const;
+  std::string_view or_empty_text(std::string_view text) const { return text.empty() ? empty_text_ : text; }
   // The ids of a filled template: the tokenizer's encoding, without the post-processor's
   // tokens when special_tokens is false; `limit` and `untruncated` count the ids kept.
   Result<Encoding> middle(const Tokenizer& tokenizer, const std::string& text, size_t limit,
@@ -120,6 +122,7 @@ class LlmReranker {
 
   std::string template_, instruction_, query_prompt_;
   std::string instruction_template_;  // empty: template_ takes the instruction too
+  std::string empty_text_;            // an empty query or document in the filled template
   // special_tokens false: the post-processor's ids before and after a text, cut off again.
   size_t strip_front_ = 0, strip_back_ = 0;
   std::vector<int64_t> prefix_ids_, suffix_ids_, tail_ids_;  // tail_ids_: restore_suffix's, default instruction
