@@ -9,7 +9,11 @@ sentence-transformers 6.2's CrossEncoder.predict does for a (query, document) pa
 processing_kwargs' chat_template arguments (add_generation_prompt, ...) and the tokenizer's named special
 tokens (bos_token, ...) as template variables. The query, the document and the prompt are unique
 sentinel strings, which become {query}, {document} and {instruction} in the template that dlrt fills
-per pair. The result is checked on probe pairs (spaces, case, markup, quotes, braces, line breaks,
+per pair. The template comes from where transformers 5 loads it (a processor's files when the folder names a
+processor_class, else the tokenizer's; see _chat_template); a processor's prompt gets the tokenizer's special
+tokens unless it starts with the BOS token, a tokenizer's never ("special_tokens"). A template that gives the
+prompt a system turn only when there is one gets a second template for requests with an instruction
+("instruction_template"). The result is checked on probe pairs (spaces, case, markup, quotes, braces, line breaks,
 non-ASCII, empty): a template that changes the content in any way other than putting it in place
 (trims, escapes, case changes, branches on it), drops it, reads the date, or fails to render is
 refused with the reason and exit status 1. Needs jinja2 (`pip install jinja2`).
