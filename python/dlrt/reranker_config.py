@@ -376,7 +376,7 @@ def _special_tokens_added(renderer, templates):
         return False
     bos = renderer.special.get("bos_token")
     starts = {bool(bos) and t.startswith(bos) for t in templates}
-    if any(t.startswith(p) for t in templates for p in PLACEHOLDERS) or len(starts) != 1:
+    if bos and any(t.startswith(p) for t in templates for p in PLACEHOLDERS) or len(starts) != 1:
         raise RefusedError(f"{renderer.template_path}: whether the prompt starts with the BOS token {bos!r}, which "
                            "decides whether the processor adds special tokens, depends on the content")
     return not starts.pop()

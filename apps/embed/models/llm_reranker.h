@@ -86,7 +86,7 @@ class LlmReranker {
     return !pairs_ && (!instruction_template_.empty() || template_.find("{instruction}") != std::string::npos);
   }
   // kInvalidArgument for a non-empty instruction without a prompt, or without
-  // {instruction} in the template.
+  // {instruction} in the template and no instruction_template.
   Status check_instruction(const std::string& instruction) const;
   // sentence-transformers' form: the default prompt (config_sentence_transformers.json's
   // default_prompt_name) put before each query; empty without one.
