@@ -109,12 +109,10 @@ class LlmReranker {
   std::string_view or_empty_text(std::string_view text) const { return text.empty() ? empty_text_ : text; }
   // The ids of a filled template: the tokenizer's encoding, without the post-processor's
   // tokens when special_tokens is false; `limit` and `untruncated` count the ids kept.
-  Result<Encoding> middle(const Tokenizer& tokenizer, const std::string& text, size_t limit,
-                          size_t* untruncated) const;
+  Result<Encoding> middle(const Tokenizer& tokenizer, const std::string& text, size_t limit, size_t* untruncated) const;
   // prefix + the filled template + suffix; `untruncated` its length uncut (limit cuts the template's ids).
   Result<Encoding> whole(const Tokenizer& tokenizer, const std::string& tmpl, std::string_view instruction,
-                         std::string_view query, std::string_view document, size_t limit,
-                         size_t* untruncated) const;
+                         std::string_view query, std::string_view document, size_t limit, size_t* untruncated) const;
   Result<std::vector<int64_t>> tail(const Tokenizer& tokenizer, const std::string& tmpl,
                                     std::string_view instruction) const;
   Result<Encoding> encode_restoring(const Tokenizer& tokenizer, std::string_view query, std::string_view document,
