@@ -53,6 +53,15 @@ Folders (st<N>_ prefix):
                 of a variant template with a line break after the document;
                 st6_llm_reranker_chat.reranker_config.json beside it is what
                 python -m dlrt.reranker_config writes for it
+  llm_reranker_bos  6.x only: a 2-layer LlamaForCausalLM CrossEncoder whose tokenizer
+                adds <bos> ... <eos> to a text (Gemma's TemplateProcessing) and
+                whose ChatML-style chat template starts with {{ bos_token }} and
+                gives the prompt a system turn of its own; max_length leaves 16
+                tokens past the prompt with the instruction. The reference: predict() with and without
+                prompt=, and the same for the folder behind a LlavaProcessor whose
+                chat_template.json (no BOS) the processor reads before
+                chat_template.jinja (its processor files are in the reference);
+                st6_llm_reranker_bos.reranker_config.json is the tool's output
   cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
                 (one label; 6.x saves a modules.json of one Transformer whose
                 task is sequence-classification), onnx/model.onnx the logits;
@@ -396,6 +405,90 @@ def make_llm_reranker_chat(m, work, tok_path, tok):
                     "variant_template": variant, "scores_variant": scores_variant}
 
 
+# A ChatML-style template (a turn per message, headed by its role) after the BOS token, as Llama- and Gemma-style
+# templates begin: the prompt is a system turn of its own, there only when predict() is given one.
+CHATML_BOS_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def make_llm_reranker_bos(m, work, tok_path, tok):
+    """6.x: a CrossEncoder over a 2-layer LlamaForCausalLM whose tokenizer's post-processor adds <bos> and <eos>
+    to every text (Gemma's TemplateProcessing) and whose chat template starts with {{ bos_token }}: the tokenizer's
+    apply_chat_template adds no special tokens, so a pair holds <bos> once, from the template, and no <eos>. Also
+    the same folder behind a LlavaProcessor whose template (chat_template.json, which a processor reads before
+    chat_template.jinja) has no BOS: the processor then adds the post-processor's <bos> and <eos>."""
+    import make_decoder_models as dm
+    from sentence_transformers import CrossEncoder
+    from sentence_transformers.cross_encoder.modules import LogitScore
+    from transformers import AutoTokenizer, CLIPImageProcessor, LlamaConfig, LlamaForCausalLM, LlavaProcessor
+    hf_dir = os.path.join(work, "llm_reranker_bos_hf")
+    fast = dm.save_hf_tokenizer(dm.with_post_processor(dm.train_tokenizer(640), "gemma"), hf_dir,
+                                pad="<pad>", eos="<eos>", bos="<bos>", padding_side="left")
+    fast.chat_template = CHATML_BOS_TEMPLATE
+    torch.manual_seed(87)
+    config = LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=512,
+                         initializer_range=0.25, tie_word_embeddings=True, bos_token_id=fast.bos_token_id,
+                         eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id)
+    hf = LlamaForCausalLM(config).eval()
+    hf.save_pretrained(hf_dir)
+    # Room for 16 tokens of query and document past the prompt with the instruction's system turn.
+    fixed = len(fast.apply_chat_template([{"role": "system", "content": dm.CUSTOM_INSTRUCTION},
+                                          {"role": "query", "content": ""}, {"role": "document", "content": ""}],
+                                         add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"])
+    fast.model_max_length = fixed + 16
+    fast.save_pretrained(hf_dir)
+    transformer = m["Transformer"](hf_dir, transformer_task="text-generation", max_seq_length=fixed + 16,
+                                   processing_kwargs={"chat_template": {"add_generation_prompt": True}})
+    yes, no = fast.convert_tokens_to_ids("yes"), fast.convert_tokens_to_ids("no")
+    model = CrossEncoder(modules=[transformer, LogitScore(true_token_id=yes, false_token_id=no)], device="cpu")
+    st_dir = os.path.join(work, "llm_reranker_bos")
+    model.save(st_dir)
+    model = CrossEncoder(st_dir, device="cpu")
+    export_causal_lm(hf, os.path.join(st_dir, "onnx", "model.onnx"))
+    query = dm.QUERIES[0]
+    texts = TEXTS + dm.DOCUMENTS
+    pairs = [(query, t) for t in texts]
+    bos, eos = fast.bos_token_id, fast.eos_token_id
+    ids = model.preprocess([pairs[0]])["input_ids"][0].tolist()
+    assert ids[0] == bos and ids.count(bos) == 1 and eos not in ids, ids  # the template's BOS, nothing added
+    tokenizer = AutoTokenizer.from_pretrained(st_dir)
+    rendered = [tokenizer.apply_chat_template([{"role": "query", "content": q}, {"role": "document", "content": d}],
+                                              add_generation_prompt=True, tokenize=False) for q, d in pairs]
+    lengths = [len(model.preprocess([p])["input_ids"][0]) for p in pairs]
+    scores = [float(x) for x in model.predict(pairs, batch_size=len(pairs))]
+    scores_instruction = [float(x) for x in model.predict(pairs, batch_size=len(pairs), prompt=dm.CUSTOM_INSTRUCTION)]
+    assert len(set(scores_instruction)) == len(pairs), scores_instruction  # the pairs' content reaches the model
+    # The processor variant: chat_template.json (no BOS) wins over chat_template.jinja (the BOS template).
+    proc_dir = os.path.join(work, "llm_reranker_bos_processor")
+    shutil.copytree(st_dir, proc_dir)
+    no_bos = CHATML_BOS_TEMPLATE.replace("{{ bos_token }}", "")
+    LlavaProcessor(image_processor=CLIPImageProcessor(), tokenizer=tokenizer, chat_template=no_bos, patch_size=14,
+                   image_token="<think>").save_pretrained(proc_dir)
+    write_json(os.path.join(proc_dir, "chat_template.json"), {"chat_template": no_bos})
+    shutil.copy(os.path.join(st_dir, "chat_template.jinja"), os.path.join(proc_dir, "chat_template.jinja"))
+    processed = CrossEncoder(proc_dir, device="cpu")
+    assert type(processed[0].processor).__name__ == "LlavaProcessor" and processed[0].processor.chat_template == no_bos
+    ids = processed.preprocess([pairs[0]])["input_ids"][0].tolist()
+    assert ids[0] == bos and ids.count(bos) == 1 and ids[-1] == eos, ids  # the post-processor's
+    processor_files = {}
+    for name in ("processor_config.json", "chat_template.json"):
+        with open(os.path.join(proc_dir, name), encoding="utf-8") as f:
+            processor_files[name] = json.load(f)
+    scores_processor = [float(x) for x in processed.predict(pairs, batch_size=len(pairs))]
+    scores_processor_instruction = [float(x) for x in processed.predict(pairs, batch_size=len(pairs),
+                                                                        prompt=dm.CUSTOM_INSTRUCTION)]
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "dlrt"))
+    import reranker_config
+    write_json(os.path.join(OUT, "st6_llm_reranker_bos.reranker_config.json"), reranker_config.make_config(st_dir))
+    return st_dir, {"query": query, "texts": texts, "max_length": fixed + 16, "lengths": lengths, "scores": scores,
+                    "instruction": dm.CUSTOM_INSTRUCTION, "scores_instruction": scores_instruction,
+                    "rendered": rendered, "true_token_id": yes, "false_token_id": no, "bos_token_id": bos,
+                    "processor_files": processor_files, "scores_processor": scores_processor,
+                    "scores_processor_instruction": scores_processor_instruction}
+
+
 def export_causal_lm(hf, path):
     """torch.onnx.export of a causal LM: input_ids, attention_mask -> logits [batch, sequence, vocabulary]."""
     class Wrap(torch.nn.Module):
@@ -415,8 +508,9 @@ def export_causal_lm(hf, path):
 
 FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
            "cross_encoder": make_cross_encoder, "router": make_router, "router_sparse": make_router_sparse,
-           "llm_reranker": make_llm_reranker, "llm_reranker_chat": make_llm_reranker_chat}
-SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6}  # LogitScore is 6.x's
+           "llm_reranker": make_llm_reranker, "llm_reranker_chat": make_llm_reranker_chat,
+           "llm_reranker_bos": make_llm_reranker_bos}
+SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6, "llm_reranker_bos": 6}  # LogitScore is 6.x's
 
 
 def main():
