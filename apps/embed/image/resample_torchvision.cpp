@@ -97,13 +97,23 @@ void vertical(const Image& in, Image& out, const Taps& t) {
   }
 }
 
-// torch's nearest-exact: output i takes input min(floor((i + 0.5) * s), size - 1),
-// s = in / out in float and the product rounded to float before the floor.
-std::vector<int> nearest_exact(int in_size, int out_size) {
+// torch's nearest-exact on a CPU tensor of 3 channels has two kernels with two
+// formulas, s = in / out in float: for outputs whose height + width is at most
+// 128, input floor((i + 0.5) * s) (the product in double, rounded to float);
+// for larger ones, floor(max(s * (i + 0.5) - 0.5, 0) + 0.5) in float, with the
+// multiply-add fused as torch's AVX2 and ARM builds compile it. The two differ
+// where the product lands within a float's rounding of a whole number.
+std::vector<int> nearest_exact(int in_size, int out_size, bool small_output) {
   const float s = static_cast<float>(in_size) / static_cast<float>(out_size);
   std::vector<int> src(static_cast<size_t>(out_size));
   for (int i = 0; i < out_size; ++i) {
-    const auto v = static_cast<float>((i + 0.5) * static_cast<double>(s));
+    float v = 0;
+    if (small_output) {
+      v = static_cast<float>((i + 0.5) * static_cast<double>(s));
+    } else {
+      const float r = std::max(std::fma(s, static_cast<float>(i) + 0.5f, -0.5f), 0.0f);
+      v = static_cast<float>(static_cast<double>(r) + 0.5);
+    }
     src[i] = std::min(static_cast<int>(std::floor(v)), in_size - 1);
   }
   return src;
@@ -122,8 +132,9 @@ Result<Image> resize_torchvision(const Image& image, int width, int height, Resa
     Image out;
     if (filter == Resample::kNearest) {
       DLRT_RETURN_IF_ERROR(allocate_rgb(out, width, height));
-      const std::vector<int> xs = nearest_exact(image.width, width);
-      const std::vector<int> ys = nearest_exact(image.height, height);
+      const bool small_output = int64_t{width} + height <= 128;
+      const std::vector<int> xs = nearest_exact(image.width, width, small_output);
+      const std::vector<int> ys = nearest_exact(image.height, height, small_output);
       for (int y = 0; y < height; ++y) {
         const uint8_t* src = &image.rgb[static_cast<size_t>(ys[y]) * image.width * 3];
         uint8_t* dst = &out.rgb[static_cast<size_t>(y) * width * 3];
