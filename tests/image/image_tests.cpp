@@ -267,8 +267,8 @@ TEST(ImagePreprocess, PixelValuesMatchTransformers) {
   }
   EXPECT_GE(compared, 600);
   EXPECT_GE(fast, 300);  // torchvision's arithmetic ("...Fast" configs)
-  std::printf("%d pixel_values arrays compared (%d of torchvision's backend), largest difference %g\n", compared,
-              fast, worst);
+  std::printf("%d pixel_values arrays compared (%d of torchvision's backend), largest difference %g\n", compared, fast,
+              worst);
 }
 
 TEST(ImagePreprocess, ConfigsAreReadAsTransformersReadsThem) {
