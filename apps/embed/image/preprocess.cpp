@@ -162,9 +162,9 @@ Result<ProcessorConfig> parse_processor_config(const std::string& text, const st
   if (resample < 0 || resample > 5)
     return InvalidModel(where + ": resample " + std::to_string(resample) + " is not one of PIL's filters (0 to 5)");
   c.resample = static_cast<Resample>(resample);
-  // transformers 4 loads a "...Fast" type with its torchvision backend, the slow names with PIL's.
-  // torchvision's resize has no box or Hamming filter (transformers' torchvision backend fails on
-  // them), so those configs only ever run with PIL's.
+  // The name picks the arithmetic (docs/images.md "Two backends"): "...Fast" torchvision's, as
+  // transformers 4 loads it; plain names PIL's. torchvision's resize has no box or Hamming filter
+  // (transformers' torchvision backend fails on them), so those configs only ever run with PIL's.
   const bool fast = c.type.size() > 4 && c.type.compare(c.type.size() - 4, 4, "Fast") == 0;
   const bool box_or_hamming = c.resample == Resample::kBox || c.resample == Resample::kHamming;
   c.backend = fast && !box_or_hamming ? Backend::kTorchvision : Backend::kPil;

@@ -19,6 +19,15 @@
 namespace dlrt::embed::image {
 namespace {
 
+// torch's antialiased bicubic (a = -0.5): PIL's kernel, its outer piece written as torch writes it.
+double bicubic(double x) {
+  constexpr double a = -0.5;
+  x = std::abs(x);
+  if (x < 1.0) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2.0) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0.0;
+}
+
 // One pass's taps: per output, the first input index and the count, and ksize int16 weights.
 struct Taps {
   int precision = 0;
@@ -142,7 +151,8 @@ Result<Image> resize_torchvision(const Image& image, int width, int height, Resa
       }
       return out;
     }
-    const filters::Filter f = filters::of(filter);
+    filters::Filter f = filters::of(filter);
+    if (filter == Resample::kBicubic) f.f = bicubic;
     Image tmp;
     const Image* src = &image;
     if (width != image.width) {
