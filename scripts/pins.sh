@@ -59,8 +59,9 @@ ST6_MODULE_PACKAGES="torch==2.10.0 transformers==5.24.0 sentence-transformers==6
 # tests/image/make_image_set.py (the image test set and transformers' CLIP /
 # SigLIP processor references, committed under tests/image/data/; see that script).
 IMAGE_SET_PACKAGES="transformers==4.57.6 pillow==12.0.0 numpy==2.4.6"
-# make_image_set.py --references: the processors' arrays as Pillow 13 resizes.
-IMAGE_REFERENCE_PACKAGES="transformers==5.24.0 pillow==13.0.0 numpy==2.4.6"
+# make_image_set.py --references: the processors' arrays as Pillow 13 resizes, and the
+# torchvision processors' (torch and torchvision: the "..._fast" configs).
+IMAGE_REFERENCE_PACKAGES="transformers==5.24.0 pillow==13.0.0 numpy==2.4.6 torch==2.15.0 torchvision==0.29.2"
 # tests/models/make_image_models.py (run by hand, once; its output is committed under
 # tests/models/image/): the tiny CLIP towers and their torch references. torch from PyPI.
 IMAGE_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 onnx==1.23.2 onnxruntime==1.31.1 onnxscript==0.7.2 tokenizers==0.22.2 numpy==2.4.6 pillow==12.0.0 safetensors==0.8.0"
