@@ -54,7 +54,7 @@ Folders (st<N>_ prefix):
                 st6_llm_reranker_chat.reranker_config.json beside it is what
                 python -m dlrt.reranker_config writes for it
   wlp           Transformer (a 3-layer BERT whose config.json sets
-                output_hidden_states) + WeightedLayerPooling (layer_start 1,
+                output_hidden_states, initializer_range 0.2) + WeightedLayerPooling (layer_start 1,
                 random positive layer_weights) + Pooling (mean). Its ONNX gives
                 last_hidden_state and hidden_states.0 .. hidden_states.3, the
                 names optimum gives per-layer outputs: 5.x's by optimum's
@@ -231,6 +231,7 @@ def make_wlp(m, work, tok_path, tok):
     config = bert_config(len(tok.get_vocab()))
     config.num_hidden_layers = 3
     config.output_hidden_states = True
+    config.initializer_range = 0.2  # layers far enough apart that a wrong layer or weight shows (at 0.02 they are not)
     hf = BertModel(config).eval()
     hf_dir = os.path.join(work, "wlp_hf")
     hf.save_pretrained(hf_dir)

@@ -1,6 +1,7 @@
 // dlrt serve with folders sentence-transformers 6.x saved (tests/models/st_modules/):
-// POST /embed on a StaticEmbedding folder (no ONNX model) and POST /embed_sparse
-// on a SparseStaticEmbedding folder against that library's torch outputs.
+// POST /embed on a StaticEmbedding folder (no ONNX model) and on a Transformer +
+// WeightedLayerPooling + Pooling folder, and POST /embed_sparse on a
+// SparseStaticEmbedding folder against that library's torch outputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,10 +42,11 @@ json reference() {
   return json::parse(testing::slurp(std::filesystem::path(DLRT_TEST_DIR) / "models" / "st_modules" / "st6_reference.json"));
 }
 
-TEST(ServeStModules, StaticEmbeddingMatchesTorch) {
+// POST /embed on the folder `name` against its reference embeddings (the empty text left out:
+// /embed refuses empty inputs; torch gives a static model's a zero vector).
+void expect_embed_matches(const std::string& name) {
   const json ref = reference();
-  StServer s("static");
-  // The empty text (a zero vector in torch) is left out: /embed refuses empty inputs.
+  StServer s(name);
   json texts = json::array();
   std::vector<size_t> at;
   for (size_t i = 0; i < ref["texts"].size(); ++i)
@@ -55,7 +57,7 @@ TEST(ServeStModules, StaticEmbeddingMatchesTorch) {
   const json got = body_json(r);
   ASSERT_EQ(got.size(), at.size());
   for (size_t k = 0; k < at.size(); ++k) {
-    const auto w = ref["folders"]["static"]["embeddings"][at[k]].get<std::vector<double>>();
+    const auto w = ref["folders"][name]["embeddings"][at[k]].get<std::vector<double>>();
     const auto g = got[k].get<std::vector<double>>();
     ASSERT_EQ(g.size(), w.size());
     double ab = 0, aa = 0, bb = 0;
@@ -63,6 +65,10 @@ TEST(ServeStModules, StaticEmbeddingMatchesTorch) {
     EXPECT_GE(ab / std::sqrt(aa * bb), 0.99999) << "text " << at[k];
   }
 }
+
+TEST(ServeStModules, StaticEmbeddingMatchesTorch) { expect_embed_matches("static"); }
+
+TEST(ServeStModules, WeightedLayerPoolingMatchesTorch) { expect_embed_matches("wlp"); }
 
 TEST(ServeStModules, SparseStaticEmbeddingMatchesTorch) {
   const json ref = reference();
