@@ -9,7 +9,7 @@
 //
 // sentence-transformers feeds it only when the Transformer's config.json sets
 // output_hidden_states; without that, 5.7 and 6.x pass the last hidden state
-// on unchanged (5.3 fails), and so does dlrt (the module is then not applied).
+// on unchanged (5.3 fails on such a folder), and dlrt does as 5.7 and 6.x.
 //
 // The ONNX graph gives the hidden states as outputs named
 // "hidden_states.<i>", i = 0 .. num_hidden_layers, each [batch, sequence,
