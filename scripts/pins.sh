@@ -53,7 +53,7 @@ RETRIEVAL_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transforme
 # Not installed by any script: the venvs a developer makes to rerun
 # tests/models/make_st_modules.py (folders saved by sentence-transformers 5.x
 # and 6.x, committed under tests/models/st_modules/; see that script).
-ST5_MODULE_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 tokenizers==0.22.2 onnx==1.23.2 numpy==2.4.6"
+ST5_MODULE_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 tokenizers==0.22.2 onnx==1.23.2 numpy==2.4.6 optimum==2.1.0 optimum-onnx==0.1.0"
 ST6_MODULE_PACKAGES="torch==2.10.0 transformers==5.24.0 sentence-transformers==6.2.0 tokenizers==0.23.3 onnx==1.23.2 numpy==2.4.6 jinja2==3.1.6 pillow==13.0.0"
 # Not installed by any script: the venv a developer makes to rerun
 # tests/image/make_image_set.py (the image test set and transformers' CLIP /

@@ -1,7 +1,8 @@
 // Folders sentence-transformers 5.x and 6.x saved (tests/models/st_modules/,
 // written by tests/models/make_st_modules.py) against that library's torch
 // outputs: Transformer + Pooling + Dense + LayerNorm + Normalize, SPLADE,
-// StaticEmbedding and SparseStaticEmbedding, through the Embedder and
+// StaticEmbedding and SparseStaticEmbedding, Transformer + WeightedLayerPooling
+// + Pooling, through the Embedder and
 // `dlrt embed`; 6.x's LogitScore LLM reranker through `dlrt rerank`; each Dense activation against torch's values; and the
 // refusal of a module type dlrt does not implement.
 #include <gtest/gtest.h>
@@ -68,7 +69,7 @@ TEST_P(StModules, ModuleTypesAreTheLibrarysAndAllImplemented) {
 TEST_P(StModules, DenseAndStaticMatchTorch) {
   const json ref = st_reference(GetParam());
   const auto texts = ref["texts"].get<std::vector<std::string>>();
-  for (const char* name : {"dense", "static"}) {
+  for (const char* name : {"dense", "static", "wlp"}) {
     SCOPED_TRACE(name);
     auto e = Embedder::create(st_folder(GetParam(), name).string(), st_cpu_options());
     ASSERT_TRUE(e.ok()) << e.status().to_string();
@@ -118,7 +119,7 @@ TEST_P(StModules, CliMatchesTorch) {
   const json ref = st_reference(GetParam());
   std::string quoted;
   for (const auto& t : ref["texts"]) quoted += " " + dlrt::testing::quote(t.get<std::string>());
-  for (const char* name : {"dense", "static"}) {
+  for (const char* name : {"dense", "static", "wlp"}) {
     auto r = dlrt::testing::run_command(embed_cmd(st_folder(GetParam(), name), "--json" + quoted));
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.output;
     const json j = json::parse(r.output, nullptr, false);
@@ -462,11 +463,104 @@ TEST(StModuleStatic, Float16TableAndBrokenTables) {
   fs::remove_all(dir);
 }
 
+// A copy of st6_wlp in a temporary folder, for tests that change it.
+struct WlpCopy {
+  WlpCopy() {
+    fs::remove_all(dir);
+    fs::copy(st_folder(6, "wlp"), dir, fs::copy_options::recursive);
+  }
+  ~WlpCopy() { fs::remove_all(dir); }
+  void set_json(const std::string& file, const std::string& key, const json& value) const {
+    json j = json::parse(testing::slurp(dir / file));
+    j[key] = value;
+    replace_file(dir / file, j.dump());
+  }
+  Status open() const {
+    auto e = Embedder::create(dir.string(), st_cpu_options());
+    return e.ok() ? Status::Ok() : e.status();
+  }
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_wlp_" + std::to_string(::getpid()));
+};
+
+// Without output_hidden_states in the Transformer's config.json,
+// sentence-transformers 6.x runs the folder as if the module were not there;
+// so does dlrt (the reference's vectors of that folder).
+TEST(StModuleWeightedLayerPooling, WithoutOutputHiddenStatesTheModuleIsSkipped) {
+  const json ref = st_reference(6);
+  const json& want = ref["folders"]["wlp"];
+  WlpCopy copy;
+  copy.set_json("config.json", "output_hidden_states", false);
+  auto e = Embedder::create(copy.dir.string(), st_cpu_options());
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  auto got = (*e)->embed(ref["texts"].get<std::vector<std::string>>());
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  double closest = -1;  // to the layer average's vectors
+  for (size_t i = 0; i < got->vectors.size(); ++i) {
+    EXPECT_GE(cosine(got->vectors[i], want["embeddings_no_hidden_states"][i].get<std::vector<double>>()), 0.99999)
+        << "text " << i;
+    closest = std::max(closest, cosine(got->vectors[i], want["embeddings"][i].get<std::vector<double>>()));
+  }
+  EXPECT_LT(closest, 0.999) << "the layer average and the last layer should differ on every text of this model";
+}
+
+// A graph without the per-layer outputs (st6_dense's: last_hidden_state only) is refused, saying how to
+// export one; broken module files, and outputs that disagree with the module's config, are kInvalidModel.
+TEST(StModuleWeightedLayerPooling, MissingHiddenStatesAndBrokenModulesAreRefused) {
+  {
+    WlpCopy copy;
+    fs::copy_file(st_folder(6, "dense") / "onnx" / "model.onnx", copy.dir / "onnx" / "model.onnx",
+                  fs::copy_options::overwrite_existing);
+    const Status s = copy.open();
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.to_string();
+    for (const char* says : {"hidden_states.0 .. hidden_states.3", "output_hidden_states", "torch.onnx.export"})
+      EXPECT_NE(s.message().find(says), std::string::npos) << s.message();
+  }
+  const std::string module = "1_WeightedLayerPooling";
+  const struct {
+    const char* what;
+    const char* key;  // in the module's config.json, or none
+    json value;
+    std::string weights;  // replaces its model.safetensors, or none
+  } broken[] = {
+      {"num_hidden_layers past the graph's outputs", "num_hidden_layers", 4,
+       safetensors("layer_weights", "F32", 4, 0, std::string(16, '\x3f'))},
+      {"fewer hidden states than the graph's", "num_hidden_layers", 2,
+       safetensors("layer_weights", "F32", 2, 0, std::string(8, '\x3f'))},
+      {"layer_weights of the wrong length", "layer_start", 2, ""},
+      {"layer_start past the last layer", "layer_start", 5, ""},
+      {"layer_start not an integer", "layer_start", "1", ""},
+      {"no layer_weights", nullptr, nullptr, safetensors("weights", "F32", 3, 0, std::string(12, '\x3f'))},
+      {"weights summing to 0", nullptr, nullptr, safetensors("layer_weights", "F32", 3, 0, std::string(12, '\0'))},
+  };
+  for (const auto& c : broken) {
+    WlpCopy copy;
+    if (c.key) copy.set_json(module + "/config.json", c.key, c.value);
+    if (!c.weights.empty()) replace_file(copy.dir / module / "model.safetensors", c.weights);
+    const Status s = copy.open();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidModel) << c.what << ": " << s.to_string();
+  }
+  {
+    WlpCopy copy;
+    fs::remove(copy.dir / module / "model.safetensors");
+    EXPECT_EQ(copy.open().code(), StatusCode::kNotFound);
+  }
+  {  // After the Pooling: the pooling has already read the token vectors.
+    WlpCopy copy;
+    json modules = json::parse(testing::slurp(copy.dir / "modules.json"));
+    std::swap(modules[1]["type"], modules[2]["type"]);
+    std::swap(modules[1]["path"], modules[2]["path"]);
+    replace_file(copy.dir / "modules.json", modules.dump());
+    const Status s = copy.open();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidModel) << s.to_string();
+    EXPECT_NE(s.message().find("WeightedLayerPooling"), std::string::npos) << s.message();
+  }
+}
+
 TEST(StModuleRefusals, AnUnimplementedTypeIsNamed) {
   const fs::path dir = fs::temp_directory_path() / ("dlrt_st_refuse_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::copy(st_folder(6, "dense"), dir, fs::copy_options::recursive);
-  for (const char* type : {"sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling",
+  for (const char* type : {"sentence_transformers.sentence_transformer.modules.cnn.CNN",
                            "sentence_transformers.sentence_transformer.modules.lstm.LSTM",
                            "sentence_transformers.multi_vector_encoder.modules.token_pooling.HierarchicalTokenPooling",
                            "sentence_transformers.cross_encoder.modules.logit_score.LogitScore"}) {

@@ -62,6 +62,18 @@ Folders (st<N>_ prefix):
                 chat_template.json (no BOS) the processor reads before
                 chat_template.jinja (its processor files are in the reference);
                 st6_llm_reranker_bos.reranker_config.json is the tool's output
+  wlp           Transformer (a 3-layer BERT whose config.json sets
+                output_hidden_states, initializer_range 0.2) + WeightedLayerPooling (layer_start 1,
+                random positive layer_weights) + Pooling (mean). Its ONNX gives
+                last_hidden_state and hidden_states.0 .. hidden_states.3, the
+                names optimum gives per-layer outputs: 5.x's by optimum's
+                main_export with a custom ONNX config listing them (its BERT
+                config has last_hidden_state only; optimum-onnx 0.1.0 needs
+                transformers < 4.58, so not beside 6.x), 6.x's by torch.onnx
+                with those output names. The reference also holds the vectors
+                with output_hidden_states false in config.json
+                ("embeddings_no_hidden_states", only where the library runs such a
+                folder: 5.3 fails on it, later versions skip the module)
   cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
                 (one label; 6.x saves a modules.json of one Transformer whose
                 task is sequence-classification), onnx/model.onnx the logits;
@@ -173,6 +185,89 @@ def make_dense(m, work, tok_path, tok):
     export_onnx(hf, os.path.join(st_dir, "onnx", "model.onnx"), "last_hidden_state")
     emb = model.encode(TEXTS, batch_size=len(TEXTS), convert_to_numpy=True)
     return st_dir, {"embeddings": emb.astype(np.float32).tolist()}
+
+
+def export_hidden_states(hf, hf_dir, out_path):
+    """The transformer's ONNX with every layer's output: last_hidden_state and hidden_states.<i>
+    [batch, sequence, width] for i = 0 .. num_hidden_layers (optimum's names for per-layer outputs)."""
+    layers = hf.config.num_hidden_layers + 1
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    if st_major() < 6:  # optimum's exporter, as a 5.x user's backend="onnx" runs it, with the outputs listed
+        from optimum.exporters.onnx import main_export
+        from optimum.exporters.onnx.model_configs import BertOnnxConfig
+
+        class WithHiddenStates(BertOnnxConfig):
+            @property
+            def outputs(self):
+                out = dict(super().outputs)
+                for i in range(layers):
+                    out[f"hidden_states.{i}"] = {0: "batch_size", 1: "sequence_length"}
+                return out
+
+        work = out_path + ".optimum"
+        main_export(hf_dir, output=work, task="feature-extraction", device="cpu",
+                    custom_onnx_configs={"model": WithHiddenStates(hf.config, task="feature-extraction")})
+        shutil.move(os.path.join(work, "model.onnx"), out_path)
+        shutil.rmtree(work)
+        return
+
+    class Wrap(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            out = self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                         output_hidden_states=True)
+            return (out.last_hidden_state, *out.hidden_states)
+
+    names = ["last_hidden_state"] + [f"hidden_states.{i}" for i in range(layers)]
+    ids = torch.ones(2, 5, dtype=torch.long)
+    inputs = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {n: {0: "batch", 1: "sequence"} for n in inputs + names}
+    torch.onnx.export(Wrap(hf.eval()), (ids, ids, torch.zeros_like(ids)), out_path, input_names=inputs,
+                      output_names=names, dynamic_axes=axes, opset_version=17, dynamo=False)
+
+
+def make_wlp(m, work, tok_path, tok):
+    from sentence_transformers import SentenceTransformer
+    from transformers import BertModel
+    if st_major() >= 6:
+        from sentence_transformers.sentence_transformer.modules import WeightedLayerPooling
+    else:
+        from sentence_transformers.models import WeightedLayerPooling
+    torch.manual_seed(84)
+    config = bert_config(len(tok.get_vocab()))
+    config.num_hidden_layers = 3
+    config.output_hidden_states = True
+    config.initializer_range = 0.2  # layers far enough apart that a wrong layer or weight shows (at 0.02 they are not)
+    hf = BertModel(config).eval()
+    hf_dir = os.path.join(work, "wlp_hf")
+    hf.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    transformer = m["Transformer"](hf_dir, max_seq_length=48)
+    assert transformer.auto_model.config.output_hidden_states
+    wlp = WeightedLayerPooling(32, num_hidden_layers=3, layer_start=1)
+    with torch.no_grad():
+        wlp.layer_weights.copy_(torch.rand(3) * 2 + 0.2)
+    model = SentenceTransformer(modules=[transformer, wlp, m["Pooling"](32, "mean")], device="cpu")
+    st_dir = os.path.join(work, "wlp")
+    model.save(st_dir)
+    export_hidden_states(hf, hf_dir, os.path.join(st_dir, "onnx", "model.onnx"))
+    f32 = lambda e: np.asarray(e, dtype=np.float32).tolist()  # noqa: E731
+    out = {"embeddings": f32(SentenceTransformer(st_dir, device="cpu").encode(TEXTS, batch_size=len(TEXTS)))}
+    # The same folder with output_hidden_states false: what the library does with it.
+    plain = os.path.join(work, "wlp_plain")
+    shutil.copytree(st_dir, plain)
+    with open(os.path.join(plain, "config.json"), encoding="utf-8") as f:
+        c = json.load(f)
+    c["output_hidden_states"] = False
+    write_json(os.path.join(plain, "config.json"), c)
+    try:
+        out["embeddings_no_hidden_states"] = f32(SentenceTransformer(plain, device="cpu").encode(TEXTS))
+    except KeyError as e:  # 5.3's module reads features["all_layer_embeddings"]
+        out["no_hidden_states_error"] = f"KeyError: {e}"
+    return st_dir, out
 
 
 def make_sparse(m, work, tok_path, tok):
@@ -509,7 +604,7 @@ def export_causal_lm(hf, path):
 FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
            "cross_encoder": make_cross_encoder, "router": make_router, "router_sparse": make_router_sparse,
            "llm_reranker": make_llm_reranker, "llm_reranker_chat": make_llm_reranker_chat,
-           "llm_reranker_bos": make_llm_reranker_bos}
+           "llm_reranker_bos": make_llm_reranker_bos, "wlp": make_wlp}
 SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6, "llm_reranker_bos": 6}  # LogitScore is 6.x's
 
 

@@ -1,7 +1,8 @@
 """Folders sentence-transformers 5.x and 6.x saved (tests/models/st_modules/,
 made by tests/models/make_st_modules.py) through dlrt.Embedder against that
 library's torch outputs: dense (Transformer + Pooling + Dense + LayerNorm +
-Normalize) and StaticEmbedding cosine >= 0.99999, SPLADE and
+Normalize), StaticEmbedding and WeightedLayerPooling (Transformer +
+WeightedLayerPooling + Pooling) cosine >= 0.99999, SPLADE and
 SparseStaticEmbedding the same non-zero indices with values within 1e-4; 6.x's CrossEncoder and
 LogitScore LLM reranker folders through dlrt.CrossEncoder.predict."""
 import json
@@ -22,7 +23,7 @@ def reference(major):
 
 
 @pytest.mark.parametrize("major", [5, 6])
-@pytest.mark.parametrize("name", ["dense", "static"])
+@pytest.mark.parametrize("name", ["dense", "static", "wlp"])
 def test_dense_and_static(major, name):
     ref = reference(major)
     e = dlrt.Embedder(os.path.join(ST, f"st{major}_{name}"), device="cpu", threads=2)

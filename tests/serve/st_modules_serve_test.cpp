@@ -1,8 +1,9 @@
 // dlrt serve with folders sentence-transformers 5.x and 6.x saved (tests/models/st_modules/),
 // opened as dlrt serve opens them, against that library's torch outputs: POST /embed and
 // /v1/embeddings on the dense folder (Transformer + Pooling + Dense + LayerNorm + Dense +
-// Normalize) and the StaticEmbedding folder (no ONNX model), POST /embed_sparse on the SPLADE
-// and SparseStaticEmbedding folders, and POST /rerank on 6.x's CrossEncoder folder.
+// Normalize), the StaticEmbedding folder (no ONNX model) and the Transformer +
+// WeightedLayerPooling + Pooling folder, POST /embed_sparse on the SPLADE and
+// SparseStaticEmbedding folders, and POST /rerank on 6.x's CrossEncoder folder.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -60,31 +61,35 @@ void expect_cosine(const json& got, const json& want, const std::string& what) {
 
 class ServeStModules : public ::testing::TestWithParam<int> {};
 
-// All the texts in one request, the long one cut to the folder's maximum length as truncation
-// (the default) does.
-TEST_P(ServeStModules, DenseAndStaticMatchTorch) {
-  const json ref = reference(GetParam());
+// All the texts in one request to /embed and /v1/embeddings, the long one cut to the folder's
+// maximum length as truncation (the default) does.
+void expect_dense_routes(int major, const std::string& name) {
+  const json ref = reference(major);
   std::vector<size_t> at;
   const json texts = texts_of(ref, at);
-  for (const char* name : {"dense", "static"}) {
-    StServer s(GetParam(), name);
-    const json& want = ref["folders"][name]["embeddings"];
-    auto r = s.server.post("/embed", json{{"inputs", texts}}.dump());
-    ASSERT_TRUE(r);
-    ASSERT_EQ(r->status, 200) << name << ": " << r->body;
-    const json got = body_json(r);
-    ASSERT_EQ(got.size(), at.size()) << name;
-    for (size_t k = 0; k < at.size(); ++k)
-      expect_cosine(got[k], want[at[k]], std::string(name) + " /embed text " + std::to_string(at[k]));
-    r = s.server.post("/v1/embeddings", json{{"input", texts}}.dump());
-    ASSERT_TRUE(r);
-    ASSERT_EQ(r->status, 200) << name << ": " << r->body;
-    const json data = body_json(r)["data"];
-    ASSERT_EQ(data.size(), at.size()) << name;
-    for (size_t k = 0; k < at.size(); ++k)
-      expect_cosine(data[k]["embedding"], want[at[k]], std::string(name) + " /v1/embeddings text " + std::to_string(at[k]));
-  }
+  StServer s(major, name);
+  const json& want = ref["folders"][name]["embeddings"];
+  auto r = s.server.post("/embed", json{{"inputs", texts}}.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << name << ": " << r->body;
+  const json got = body_json(r);
+  ASSERT_EQ(got.size(), at.size()) << name;
+  for (size_t k = 0; k < at.size(); ++k)
+    expect_cosine(got[k], want[at[k]], std::string(name) + " /embed text " + std::to_string(at[k]));
+  r = s.server.post("/v1/embeddings", json{{"input", texts}}.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << name << ": " << r->body;
+  const json data = body_json(r)["data"];
+  ASSERT_EQ(data.size(), at.size()) << name;
+  for (size_t k = 0; k < at.size(); ++k)
+    expect_cosine(data[k]["embedding"], want[at[k]], std::string(name) + " /v1/embeddings text " + std::to_string(at[k]));
 }
+
+TEST_P(ServeStModules, DenseAndStaticMatchTorch) {
+  for (const char* name : {"dense", "static"}) expect_dense_routes(GetParam(), name);
+}
+
+TEST_P(ServeStModules, WeightedLayerPoolingMatchesTorch) { expect_dense_routes(GetParam(), "wlp"); }
 
 TEST_P(ServeStModules, SparseAndSparseStaticMatchTorch) {
   const json ref = reference(GetParam());
