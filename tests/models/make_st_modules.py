@@ -396,6 +396,60 @@ def make_llm_reranker_chat(m, work, tok_path, tok):
                     "variant_template": variant, "scores_variant": scores_variant}
 
 
+DECODER_PROMPTS = {"query": "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:",
+                   "document": "", "classification": "Classify the topic of the text: "}
+
+
+def make_decoder_embed(m, work, tok_path, tok):
+    """6.x: a Qwen3-Embedding-shaped embedder (a 2-layer Qwen3Model, last-token pooling, Normalize, a tokenizer
+    appending <|endoftext|> and padding on the left, query / document / classification prompts). Its ONNX is
+    what sentence-transformers' ONNX backend writes (optimum's feature-extraction export), made in a
+    subprocess on OPTIMUM_PATH: optimum-onnx 0.1.0 needs transformers < 4.58, 6.2 runs on 5.x."""
+    import make_decoder_models as dm
+    from sentence_transformers import SentenceTransformer
+    from transformers import Qwen3Model
+    hf_dir = os.path.join(work, "decoder_embed_hf")
+    fast = dm.save_hf_tokenizer(dm.with_post_processor(dm.train_tokenizer(640), "qwen3_embedding"), hf_dir,
+                                pad="<|endoftext|>", eos="<|endoftext|>", padding_side="left")
+    torch.manual_seed(84)
+    config = dm.qwen3_config(len(fast), eos_token_id=fast.eos_token_id)
+    config.architectures = ["Qwen3ForCausalLM"]
+    Qwen3Model(config).eval().save_pretrained(hf_dir)
+    transformer = m["Transformer"](hf_dir, max_seq_length=512)
+    model = SentenceTransformer(modules=[transformer, m["Pooling"](32, "lasttoken"), m["Normalize"]()],
+                                prompts=DECODER_PROMPTS, device="cpu")
+    st_dir = os.path.join(work, "decoder_embed")
+    model.save(st_dir)
+    model = SentenceTransformer(st_dir, device="cpu")  # as a user loads the saved folder
+    export_feature_extraction(st_dir)
+    texts = dm.TEXTS
+    f32 = lambda e: np.asarray(e, dtype=np.float32).tolist()  # noqa: E731
+    kw = dict(batch_size=len(texts), convert_to_numpy=True)
+    ids = {key: [model.preprocess([t], prompt=DECODER_PROMPTS.get(key, ""))["input_ids"][0].tolist() for t in texts]
+           for key in ("default", "query", "document", "classification")}
+    return st_dir, {"texts": texts, "prompts": DECODER_PROMPTS, "ids": ids,
+                    "default": f32(model.encode(texts, **kw)), "query": f32(model.encode_query(texts, **kw)),
+                    "document": f32(model.encode_document(texts, **kw)),
+                    "classification": f32(model.encode(texts, prompt_name="classification", **kw))}
+
+
+def export_feature_extraction(st_dir):
+    """onnx/model.onnx as sentence-transformers' backend="onnx" writes it: optimum's
+    ORTModelForFeatureExtraction.from_pretrained(export=True), saved under onnx/."""
+    import subprocess
+    path = os.environ.get("OPTIMUM_PATH")
+    if not path:
+        sys.exit("decoder_embed: set OPTIMUM_PATH to a folder with scripts/pins.sh's $ST6_DECODER_EXPORT_PACKAGES "
+                 "(pip install --no-deps --target DIR)")
+    code = ("import sys; from optimum.onnxruntime import ORTModelForFeatureExtraction as M; "
+            "M.from_pretrained(sys.argv[1], export=True, provider='CPUExecutionProvider').save_pretrained(sys.argv[2])")
+    out = os.path.join(os.path.dirname(st_dir), "decoder_embed_onnx")
+    env = dict(os.environ, PYTHONPATH=path)
+    subprocess.run([sys.executable, "-c", code, st_dir, out], check=True, env=env)
+    os.makedirs(os.path.join(st_dir, "onnx"))
+    shutil.copy(os.path.join(out, "model.onnx"), os.path.join(st_dir, "onnx", "model.onnx"))
+
+
 def export_causal_lm(hf, path):
     """torch.onnx.export of a causal LM: input_ids, attention_mask -> logits [batch, sequence, vocabulary]."""
     class Wrap(torch.nn.Module):
@@ -415,8 +469,10 @@ def export_causal_lm(hf, path):
 
 FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
            "cross_encoder": make_cross_encoder, "router": make_router, "router_sparse": make_router_sparse,
-           "llm_reranker": make_llm_reranker, "llm_reranker_chat": make_llm_reranker_chat}
-SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6}  # LogitScore is 6.x's
+           "llm_reranker": make_llm_reranker, "llm_reranker_chat": make_llm_reranker_chat,
+           "decoder_embed": make_decoder_embed}
+# LogitScore is 6.x's; 5.x's decoder embedders are tests/models/retrieval's (make_decoder_models.py)
+SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6, "decoder_embed": 6}
 
 
 def main():
