@@ -14,6 +14,18 @@ scripts/pins.sh:
     build/venv-st5/bin/python tests/models/make_st_modules.py
     build/venv-st6/bin/python tests/models/make_st_modules.py
 
+Then two more folders of 5.x: st5_cross_encoder_plain by 5.3 (a CrossEncoder
+saved as a plain transformers folder, no modules.json), st5_cross_encoder by
+5.7 (which already writes 6.x's modules.json layout), and 6.x's
+st6_decoder_embed, whose ONNX export needs OPTIMUM_PATH (a --target folder of
+$ST6_DECODER_EXPORT_PACKAGES, optimum's export on transformers 4.57):
+
+    build/venv-st5/bin/python tests/models/make_st_modules.py --only cross_encoder --suffix _plain
+    build/venv-st6/bin/pip install --no-deps --target build/st5_7 $ST5_7_MODULE_PACKAGES
+    PYTHONPATH=build/st5_7 build/venv-st6/bin/python tests/models/make_st_modules.py --only cross_encoder
+    build/venv-st6/bin/pip install --no-deps --target build/optimum $ST6_DECODER_EXPORT_PACKAGES
+    OPTIMUM_PATH=build/optimum build/venv-st6/bin/python tests/models/make_st_modules.py --only decoder_embed
+
 Folders (st<N>_ prefix):
   dense         Transformer (a 2-layer BERT, hidden 32, exported to
                 onnx/model.onnx by torch.onnx) + Pooling (mean) + Dense (SiLU)
@@ -54,9 +66,20 @@ Folders (st<N>_ prefix):
                 st6_llm_reranker_chat.reranker_config.json beside it is what
                 python -m dlrt.reranker_config writes for it
   cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
-                (one label; 6.x saves a modules.json of one Transformer whose
-                task is sequence-classification), onnx/model.onnx the logits;
-                the reference is predict()'s sigmoid scores for (query, text)
+                (one label; 6.x and 5.7 save a modules.json of one Transformer
+                whose task is sequence-classification, 5.3 a plain transformers
+                folder whose config.json names the activation), onnx/model.onnx
+                the logits; the reference is predict()'s sigmoid scores for
+                (query, text)
+  decoder_embed 6.x only: a Qwen3-Embedding-shaped embedder (2-layer
+                Qwen3Model, last-token pooling, Normalize; the tokenizer appends
+                <|endoftext|> and pads on the left) with prompts "query" (an
+                instruction), "document" ("") and "classification";
+                onnx/model.onnx by optimum's feature-extraction export, as
+                sentence-transformers' backend="onnx" writes it. The reference
+                is encode, encode_query, encode_document and
+                encode(prompt_name="classification") of make_decoder_models.py's
+                texts, and the token ids under each prompt
 
 The reference also holds torch's value of each Dense activation dlrt
 implements on a grid of inputs ("activations"). Weights are random (fixed
@@ -480,6 +503,9 @@ def main():
     import sentence_transformers
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="+", choices=sorted(FOLDERS), help="these folders only (the reference keeps the others)")
+    ap.add_argument("--suffix", default="", help="appended to the folders' names and reference keys: one major's "
+                    "layouts from two library versions (5.3 saves a CrossEncoder as a plain transformers folder, "
+                    "5.7 with a modules.json)")
     args = ap.parse_args()
     major = st_major()
     work = os.path.join(OUT, f".work{major}")
@@ -502,7 +528,7 @@ def main():
         if major < SINCE.get(name, 0):
             continue
         st_dir, outputs = FOLDERS[name](m, work, tok_path, tok)
-        dest = os.path.join(OUT, f"st{major}_{name}")
+        dest = os.path.join(OUT, f"st{major}_{name}{args.suffix}")
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(st_dir, dest)
         # The model card, and the transformer's torch weights beside its ONNX
@@ -521,8 +547,8 @@ def main():
         if args.only:
             outputs["made_with"] = {"sentence_transformers": sentence_transformers.__version__,
                                     "torch": torch.__version__}
-        reference["folders"][name] = outputs
-        print("wrote", dest, outputs["module_types"], file=sys.stderr)
+        reference["folders"][name + args.suffix] = outputs
+        print("wrote", dest, outputs.get("module_types", "(no modules.json)"), file=sys.stderr)
     write_json(ref_path, reference)
     shutil.rmtree(work)
 
