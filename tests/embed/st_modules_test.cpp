@@ -182,7 +182,8 @@ TEST(StModuleCrossEncoder, St5RerankMatchesPredict) {
 // each prompt's token ids are sentence-transformers' and the vectors of one mixed batch are within
 // cosine 1e-5 of encode / encode_query / encode_document / encode(prompt_name="classification").
 TEST(StModuleDecoderEmbedder, St6PromptsMatchEncode) {
-  const json& want = st_reference(6)["folders"]["decoder_embed"];
+  const json ref = st_reference(6);
+  const json& want = ref["folders"]["decoder_embed"];
   auto e = Embedder::create(st_folder(6, "decoder_embed").string(), st_cpu_options());
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   EXPECT_EQ((*e)->pooling(), Pooling::kLastToken);
@@ -211,7 +212,8 @@ TEST(StModuleDecoderEmbedder, St6PromptsMatchEncode) {
 
 // The same through dlrt embed: no flag, --query, --document and --prompt-name classification, in batches of 3.
 TEST(StModuleDecoderEmbedder, St6CliMatchesEncode) {
-  const json& want = st_reference(6)["folders"]["decoder_embed"];
+  const json ref = st_reference(6);
+  const json& want = ref["folders"]["decoder_embed"];
   std::string quoted;
   for (const json& t : want["texts"]) quoted += " " + dlrt::testing::quote(t.get<std::string>());
   for (const auto& [flag, key] : {std::pair<std::string, std::string>{"", "default"},
