@@ -11,20 +11,17 @@ scripts/pins.sh:
 
     python3 -m venv build/venv-st5 && . scripts/pins.sh && build/venv-st5/bin/pip install $ST5_MODULE_PACKAGES
     python3 -m venv build/venv-st6 && . scripts/pins.sh && build/venv-st6/bin/pip install $ST6_MODULE_PACKAGES
-    build/venv-st5/bin/python tests/models/make_st_modules.py
-    build/venv-st6/bin/python tests/models/make_st_modules.py
-
-Then two more folders of 5.x: st5_cross_encoder_plain by 5.3 (a CrossEncoder
-saved as a plain transformers folder, no modules.json), st5_cross_encoder by
-5.7 (which already writes 6.x's modules.json layout), and 6.x's
-st6_decoder_embed, whose ONNX export needs OPTIMUM_PATH (a --target folder of
-$ST6_DECODER_EXPORT_PACKAGES, optimum's export on transformers 4.57):
-
-    build/venv-st5/bin/python tests/models/make_st_modules.py --only cross_encoder --suffix _plain
-    build/venv-st6/bin/pip install --no-deps --target build/st5_7 $ST5_7_MODULE_PACKAGES
-    PYTHONPATH=build/st5_7 build/venv-st6/bin/python tests/models/make_st_modules.py --only cross_encoder
     build/venv-st6/bin/pip install --no-deps --target build/optimum $ST6_DECODER_EXPORT_PACKAGES
-    OPTIMUM_PATH=build/optimum build/venv-st6/bin/python tests/models/make_st_modules.py --only decoder_embed
+    build/venv-st6/bin/pip install --no-deps --target build/st5_7 $ST5_7_MODULE_PACKAGES
+    build/venv-st5/bin/python tests/models/make_st_modules.py
+    build/venv-st5/bin/python tests/models/make_st_modules.py --only cross_encoder --suffix _plain
+    PYTHONPATH=build/st5_7 build/venv-st6/bin/python tests/models/make_st_modules.py --only cross_encoder
+    OPTIMUM_PATH=build/optimum build/venv-st6/bin/python tests/models/make_st_modules.py
+
+5.3 saves a CrossEncoder as a plain transformers folder (kept as
+st5_cross_encoder_plain); 5.7 already writes 6.x's modules.json layout, and its
+st5_cross_encoder replaces 5.3's. st6_decoder_embed's ONNX export runs in a
+subprocess on OPTIMUM_PATH (optimum's export on transformers 4.57).
 
 Folders (st<N>_ prefix):
   dense         Transformer (a 2-layer BERT, hidden 32, exported to
