@@ -55,6 +55,11 @@ RETRIEVAL_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transforme
 # and 6.x, committed under tests/models/st_modules/; see that script).
 ST5_MODULE_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 tokenizers==0.22.2 onnx==1.23.2 numpy==2.4.6 optimum==2.1.0 optimum-onnx==0.1.0"
 ST6_MODULE_PACKAGES="torch==2.10.0 transformers==5.24.0 sentence-transformers==6.2.0 tokenizers==0.23.3 onnx==1.23.2 numpy==2.4.6 jinja2==3.1.6 pillow==13.0.0"
+# st5_cross_encoder: sentence-transformers 5.7 (writes 6.x's modules.json layout) over ST6_MODULE_PACKAGES'
+# transformers; st6_decoder_embed's optimum export runs on OPTIMUM_PATH, a folder made with
+# pip install --no-deps --target DIR $ST6_DECODER_EXPORT_PACKAGES (optimum-onnx 0.1.0 needs transformers < 4.58).
+ST5_7_MODULE_PACKAGES="sentence-transformers==5.7.0"
+ST6_DECODER_EXPORT_PACKAGES="transformers==4.57.6 tokenizers==0.22.2 huggingface_hub==0.36.2 optimum==2.1.0 optimum-onnx==0.1.0 requests==2.34.2 charset_normalizer==3.5.3 idna==3.20 urllib3==2.8.0 certifi==2026.10.19.post1"
 # Not installed by any script: the venv a developer makes to rerun
 # tests/image/make_image_set.py (the image test set and transformers' CLIP /
 # SigLIP processor references, committed under tests/image/data/; see that script).

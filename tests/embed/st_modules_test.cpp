@@ -2,9 +2,10 @@
 // written by tests/models/make_st_modules.py) against that library's torch
 // outputs: Transformer + Pooling + Dense + LayerNorm + Normalize, SPLADE,
 // StaticEmbedding and SparseStaticEmbedding, Transformer + WeightedLayerPooling
-// + Pooling, through the Embedder and
-// `dlrt embed`; 6.x's LogitScore LLM reranker through `dlrt rerank`; each Dense activation against torch's values; and the
-// refusal of a module type dlrt does not implement.
+// + Pooling, through the Embedder and `dlrt embed`; 6.x's Qwen3-style decoder embedder with its prompts
+// through the Embedder and `dlrt embed`; CrossEncoder folders of 5.3, 5.7 and 6.2 and 6.x's LogitScore
+// LLM reranker through `dlrt rerank`; each Dense activation against torch's values; and the refusal of
+// a module type dlrt does not implement.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -146,28 +148,89 @@ TEST_P(StModules, CliMatchesTorch) {
   }
 }
 
-// 6.x saves a CrossEncoder with a modules.json (one sequence-classification
-// Transformer); dlrt rerank reads it as the cross-encoder its config.json names.
-TEST(StModuleCrossEncoder, St6RerankMatchesPredict) {
-  const json ref = st_reference(6);
-  const json& want = ref["folders"]["cross_encoder"];
+// A CrossEncoder as each version saves it: 6.2 and 5.7 a modules.json of one sequence-classification
+// Transformer, 5.3 a plain transformers folder (config.json names the activation); dlrt rerank reads
+// each as the cross-encoder its config.json names and scores as predict() does.
+void expect_cross_encoder_rerank(int major, const std::string& name) {
+  SCOPED_TRACE("st" + std::to_string(major) + "_" + name);
+  const json ref = st_reference(major);
+  const json& want = ref["folders"][name];
+  ASSERT_TRUE(want.contains("scores"));
   std::string args = "--json --query " + dlrt::testing::quote(want["query"].get<std::string>());
-  std::vector<size_t> at;
-  for (size_t i = 0; i < ref["texts"].size(); ++i) {
-    args += " " + dlrt::testing::quote(ref["texts"][i].get<std::string>());
-    at.push_back(i);
-  }
+  for (const json& t : ref["texts"]) args += " " + dlrt::testing::quote(t.get<std::string>());
   auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
-                                      dlrt::testing::quote(st_folder(6, "cross_encoder").string()) +
+                                      dlrt::testing::quote(st_folder(major, name).string()) +
                                       " --device cpu --threads 2 " + args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json j = json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
   EXPECT_EQ(j["kind"], "cross_encoder");
-  ASSERT_EQ(j["results"].size(), at.size());
+  ASSERT_EQ(j["results"].size(), ref["texts"].size());
   for (const json& res : j["results"]) {
-    const size_t i = at.at(res["index"].get<size_t>());
-    EXPECT_NEAR(res["score"].get<double>(), want["scores"][i].get<double>(), 1e-5) << "text " << i;
+    const size_t i = res["index"].get<size_t>();
+    EXPECT_NEAR(res["score"].get<double>(), want["scores"].at(i).get<double>(), 1e-5) << "text " << i;
+  }
+}
+
+TEST(StModuleCrossEncoder, St6RerankMatchesPredict) { expect_cross_encoder_rerank(6, "cross_encoder"); }
+
+TEST(StModuleCrossEncoder, St5RerankMatchesPredict) {
+  expect_cross_encoder_rerank(5, "cross_encoder");        // 5.7: modules.json
+  expect_cross_encoder_rerank(5, "cross_encoder_plain");  // 5.3: a plain transformers folder
+}
+
+// 6.x's Qwen3-Embedding-shaped folder (last-token pooling, left padding, an appended <|endoftext|>):
+// each prompt's token ids are sentence-transformers' and the vectors of one mixed batch are within
+// cosine 1e-5 of encode / encode_query / encode_document / encode(prompt_name="classification").
+TEST(StModuleDecoderEmbedder, St6PromptsMatchEncode) {
+  const json ref = st_reference(6);
+  const json& want = ref["folders"]["decoder_embed"];
+  auto e = Embedder::create(st_folder(6, "decoder_embed").string(), st_cpu_options());
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  EXPECT_EQ((*e)->pooling(), Pooling::kLastToken);
+  EXPECT_TRUE((*e)->normalize());
+  EXPECT_EQ((*e)->default_prompt_name(), "");
+  for (const char* key : {"default", "query", "document", "classification"}) {
+    SCOPED_TRACE(key);
+    const std::string prompt = want["prompts"].value(key, "");
+    if (std::string(key) != "default") {
+      EXPECT_EQ((*e)->prompts().at(key), prompt);
+    }
+    std::vector<Encoding> batch;
+    for (size_t i = 0; i < want["texts"].size(); ++i) {
+      auto enc = (*e)->tokenize(prompt + want["texts"][i].get<std::string>());
+      ASSERT_TRUE(enc.ok()) << enc.status().to_string();
+      EXPECT_EQ(enc->ids, want["ids"][key][i].get<std::vector<int64_t>>()) << "text " << i;
+      batch.push_back(*enc);
+    }
+    auto got = (*e)->embed_encoded(batch);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    ASSERT_EQ(got->vectors.size(), want["texts"].size());
+    for (size_t i = 0; i < got->vectors.size(); ++i)
+      EXPECT_GE(cosine(got->vectors[i], want[key][i].get<std::vector<double>>()), 0.99999) << "text " << i;
+  }
+}
+
+// The same through dlrt embed: no flag, --query, --document and --prompt-name classification, in batches of 3.
+TEST(StModuleDecoderEmbedder, St6CliMatchesEncode) {
+  const json ref = st_reference(6);
+  const json& want = ref["folders"]["decoder_embed"];
+  std::string quoted;
+  for (const json& t : want["texts"]) quoted += " " + dlrt::testing::quote(t.get<std::string>());
+  for (const auto& [flag, key] : {std::pair<std::string, std::string>{"", "default"},
+                                  {"--query", "query"},
+                                  {"--document", "document"},
+                                  {"--prompt-name classification", "classification"}}) {
+    auto r = dlrt::testing::run_command(embed_cmd(st_folder(6, "decoder_embed"), "--json --batch 3 " + flag + quoted));
+    ASSERT_EQ(r.exit_code, 0) << flag << ": " << r.output;
+    const json j = json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    EXPECT_EQ(j["pooling"], "lasttoken");
+    ASSERT_EQ(j["data"].size(), want["texts"].size()) << flag;
+    for (size_t i = 0; i < want["texts"].size(); ++i)
+      EXPECT_GE(cosine(j["data"][i]["embedding"].get<std::vector<float>>(), want[key][i].get<std::vector<double>>()),
+                0.99999)
+          << flag << " text " << i;
   }
 }
 

@@ -11,8 +11,17 @@ scripts/pins.sh:
 
     python3 -m venv build/venv-st5 && . scripts/pins.sh && build/venv-st5/bin/pip install $ST5_MODULE_PACKAGES
     python3 -m venv build/venv-st6 && . scripts/pins.sh && build/venv-st6/bin/pip install $ST6_MODULE_PACKAGES
+    build/venv-st6/bin/pip install --no-deps --target build/optimum $ST6_DECODER_EXPORT_PACKAGES
+    build/venv-st6/bin/pip install --no-deps --target build/st5_7 $ST5_7_MODULE_PACKAGES
     build/venv-st5/bin/python tests/models/make_st_modules.py
-    build/venv-st6/bin/python tests/models/make_st_modules.py
+    build/venv-st5/bin/python tests/models/make_st_modules.py --only cross_encoder --suffix _plain
+    PYTHONPATH=build/st5_7 build/venv-st6/bin/python tests/models/make_st_modules.py --only cross_encoder
+    OPTIMUM_PATH=build/optimum build/venv-st6/bin/python tests/models/make_st_modules.py
+
+5.3 saves a CrossEncoder as a plain transformers folder (kept as
+st5_cross_encoder_plain); 5.7 already writes 6.x's modules.json layout, and its
+st5_cross_encoder replaces 5.3's. st6_decoder_embed's ONNX export runs in a
+subprocess on OPTIMUM_PATH (optimum's export on transformers 4.57).
 
 Folders (st<N>_ prefix):
   dense         Transformer (a 2-layer BERT, hidden 32, exported to
@@ -75,9 +84,20 @@ Folders (st<N>_ prefix):
                 ("embeddings_no_hidden_states", only where the library runs such a
                 folder: 5.3 fails on it, later versions skip the module)
   cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
-                (one label; 6.x saves a modules.json of one Transformer whose
-                task is sequence-classification), onnx/model.onnx the logits;
-                the reference is predict()'s sigmoid scores for (query, text)
+                (one label; 6.x and 5.7 save a modules.json of one Transformer
+                whose task is sequence-classification, 5.3 a plain transformers
+                folder whose config.json names the activation), onnx/model.onnx
+                the logits; the reference is predict()'s sigmoid scores for
+                (query, text)
+  decoder_embed 6.x only: a Qwen3-Embedding-shaped embedder (2-layer
+                Qwen3Model, last-token pooling, Normalize; the tokenizer appends
+                <|endoftext|> and pads on the left) with prompts "query" (an
+                instruction), "document" ("") and "classification";
+                onnx/model.onnx by optimum's feature-extraction export, as
+                sentence-transformers' backend="onnx" writes it. The reference
+                is encode, encode_query, encode_document and
+                encode(prompt_name="classification") of make_decoder_models.py's
+                texts, and the token ids under each prompt
 
 The reference also holds torch's value of each Dense activation dlrt
 implements on a grid of inputs ("activations"). Weights are random (fixed
@@ -584,6 +604,60 @@ def make_llm_reranker_bos(m, work, tok_path, tok):
                     "scores_processor_instruction": scores_processor_instruction}
 
 
+DECODER_PROMPTS = {"query": "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:",
+                   "document": "", "classification": "Classify the topic of the text: "}
+
+
+def make_decoder_embed(m, work, tok_path, tok):
+    """6.x: a Qwen3-Embedding-shaped embedder (a 2-layer Qwen3Model, last-token pooling, Normalize, a tokenizer
+    appending <|endoftext|> and padding on the left, query / document / classification prompts). Its ONNX is
+    what sentence-transformers' ONNX backend writes (optimum's feature-extraction export), made in a
+    subprocess on OPTIMUM_PATH: optimum-onnx 0.1.0 needs transformers < 4.58, 6.2 runs on 5.x."""
+    import make_decoder_models as dm
+    from sentence_transformers import SentenceTransformer
+    from transformers import Qwen3Model
+    hf_dir = os.path.join(work, "decoder_embed_hf")
+    fast = dm.save_hf_tokenizer(dm.with_post_processor(dm.train_tokenizer(640), "qwen3_embedding"), hf_dir,
+                                pad="<|endoftext|>", eos="<|endoftext|>", padding_side="left")
+    torch.manual_seed(84)
+    config = dm.qwen3_config(len(fast), eos_token_id=fast.eos_token_id)
+    config.architectures = ["Qwen3ForCausalLM"]
+    Qwen3Model(config).eval().save_pretrained(hf_dir)
+    transformer = m["Transformer"](hf_dir, max_seq_length=512)
+    model = SentenceTransformer(modules=[transformer, m["Pooling"](32, "lasttoken"), m["Normalize"]()],
+                                prompts=DECODER_PROMPTS, device="cpu")
+    st_dir = os.path.join(work, "decoder_embed")
+    model.save(st_dir)
+    model = SentenceTransformer(st_dir, device="cpu")  # as a user loads the saved folder
+    export_feature_extraction(st_dir)
+    texts = dm.TEXTS
+    f32 = lambda e: np.asarray(e, dtype=np.float32).tolist()  # noqa: E731
+    kw = dict(batch_size=len(texts), convert_to_numpy=True)
+    ids = {key: [model.preprocess([t], prompt=DECODER_PROMPTS.get(key, ""))["input_ids"][0].tolist() for t in texts]
+           for key in ("default", "query", "document", "classification")}
+    return st_dir, {"texts": texts, "prompts": DECODER_PROMPTS, "ids": ids,
+                    "default": f32(model.encode(texts, **kw)), "query": f32(model.encode_query(texts, **kw)),
+                    "document": f32(model.encode_document(texts, **kw)),
+                    "classification": f32(model.encode(texts, prompt_name="classification", **kw))}
+
+
+def export_feature_extraction(st_dir):
+    """onnx/model.onnx as sentence-transformers' backend="onnx" writes it: optimum's
+    ORTModelForFeatureExtraction.from_pretrained(export=True), saved under onnx/."""
+    import subprocess
+    path = os.environ.get("OPTIMUM_PATH")
+    if not path:
+        sys.exit("decoder_embed: set OPTIMUM_PATH to a folder with scripts/pins.sh's $ST6_DECODER_EXPORT_PACKAGES "
+                 "(pip install --no-deps --target DIR)")
+    code = ("import sys; from optimum.onnxruntime import ORTModelForFeatureExtraction as M; "
+            "M.from_pretrained(sys.argv[1], export=True, provider='CPUExecutionProvider').save_pretrained(sys.argv[2])")
+    out = os.path.join(os.path.dirname(st_dir), "decoder_embed_onnx")
+    env = dict(os.environ, PYTHONPATH=path)
+    subprocess.run([sys.executable, "-c", code, st_dir, out], check=True, env=env)
+    os.makedirs(os.path.join(st_dir, "onnx"))
+    shutil.copy(os.path.join(out, "model.onnx"), os.path.join(st_dir, "onnx", "model.onnx"))
+
+
 def export_causal_lm(hf, path):
     """torch.onnx.export of a causal LM: input_ids, attention_mask -> logits [batch, sequence, vocabulary]."""
     class Wrap(torch.nn.Module):
@@ -604,8 +678,9 @@ def export_causal_lm(hf, path):
 FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
            "cross_encoder": make_cross_encoder, "router": make_router, "router_sparse": make_router_sparse,
            "llm_reranker": make_llm_reranker, "llm_reranker_chat": make_llm_reranker_chat,
-           "llm_reranker_bos": make_llm_reranker_bos, "wlp": make_wlp}
-SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6, "llm_reranker_bos": 6}  # LogitScore is 6.x's
+           "llm_reranker_bos": make_llm_reranker_bos, "wlp": make_wlp, "decoder_embed": make_decoder_embed}
+# LogitScore is 6.x's; 5.x's decoder embedders are tests/models/retrieval's (make_decoder_models.py)
+SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6, "llm_reranker_bos": 6, "decoder_embed": 6}
 
 
 def main():
@@ -613,6 +688,9 @@ def main():
     import sentence_transformers
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="+", choices=sorted(FOLDERS), help="these folders only (the reference keeps the others)")
+    ap.add_argument("--suffix", default="", help="appended to the folders' names and reference keys: one major's "
+                    "layouts from two library versions (5.3 saves a CrossEncoder as a plain transformers folder, "
+                    "5.7 with a modules.json)")
     args = ap.parse_args()
     major = st_major()
     work = os.path.join(OUT, f".work{major}")
@@ -635,7 +713,7 @@ def main():
         if major < SINCE.get(name, 0):
             continue
         st_dir, outputs = FOLDERS[name](m, work, tok_path, tok)
-        dest = os.path.join(OUT, f"st{major}_{name}")
+        dest = os.path.join(OUT, f"st{major}_{name}{args.suffix}")
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(st_dir, dest)
         # The model card, and the transformer's torch weights beside its ONNX
@@ -654,8 +732,8 @@ def main():
         if args.only:
             outputs["made_with"] = {"sentence_transformers": sentence_transformers.__version__,
                                     "torch": torch.__version__}
-        reference["folders"][name] = outputs
-        print("wrote", dest, outputs["module_types"], file=sys.stderr)
+        reference["folders"][name + args.suffix] = outputs
+        print("wrote", dest, outputs.get("module_types", "(no modules.json)"), file=sys.stderr)
     write_json(ref_path, reference)
     shutil.rmtree(work)
 
