@@ -293,6 +293,26 @@ DLRT_SIMD_FN void store_bytes(void* p, Vf v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(p)[i] = t[i];
 }
 
+// Integer sums (depthwise_int8_simd.h): int16 widened to int32, low halves
+// of products (wrapping), int32 stores.
+DLRT_SIMD_FN Vi32 load_i16_i32(const int16_t* p) {
+  return _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+DLRT_SIMD_FN Vi32 load_first_i16_i32(const int16_t* p, int64_t n) {
+  if (n >= 8) return load_i16_i32(p);
+  alignas(16) int16_t b[8] = {};  // AVX2 has no 16-bit masked load
+  if (n > 0) std::memcpy(b, p, static_cast<size_t>(n) * sizeof(int16_t));
+  return load_i16_i32(b);
+}
+DLRT_SIMD_FN Vi32 mullo_i32(Vi32 a, Vi32 b) { return _mm256_mullo_epi32(a, b); }
+DLRT_SIMD_FN void storeu_i32(int32_t* p, Vi32 v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+DLRT_SIMD_FN void store_first_i32(int32_t* p, Vi32 v, int64_t n) {
+  if (n >= 8)
+    storeu_i32(p, v);
+  else if (n > 0)
+    _mm256_maskstore_epi32(p, first_mask(n), v);
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w256
