@@ -32,6 +32,11 @@
 
 #include "fma_loops.h"
 
+#if DLRT_X86
+#define DLRT_SIMD_BODY "bench/fma_tile_simd.h"
+#include "backends/cpu/kernels/simd/instantiate.h"
+#endif
+
 namespace {
 
 using fma_loops::kChains;
@@ -64,63 +69,14 @@ struct TileOperands {
 };
 
 #if DLRT_X86
-// The GEMM tile's k loop, R rows x NV vectors of 16 lanes, over sweeps of KC
-// steps (`iters` sweeps): B a packed KC x 16*NV panel, A R rows LDA floats
-// apart. Returns a value that depends on every accumulator.
+// The GEMM tile's k loop (fma_tile_simd.h over the vector layer) at 512 and 256 bits.
 template <int R, int NV, int KC, int LDA>
-__attribute__((target("avx512f"))) float tile_avx512_l1(const float* a, const float* b, int64_t iters) {
-  __m512 acc[R][NV];
-  for (auto& row : acc)
-    for (auto& x : row) x = _mm512_setzero_ps();
-  for (int64_t it = 0; it < iters; ++it) {
-    const float* bp = b;
-#pragma GCC unroll 4
-    for (int p = 0; p < KC; ++p, bp += 16 * NV) {
-      __m512 bv[NV];
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) bv[v] = _mm512_load_ps(bp + 16 * v);
-#pragma GCC unroll 8
-      for (int i = 0; i < R; ++i) {
-        const __m512 av = _mm512_set1_ps(a[i * LDA + p]);
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
-      }
-    }
-  }
-  __m512 s = _mm512_setzero_ps();
-  for (auto& row : acc)
-    for (auto& x : row) s = _mm512_add_ps(s, x);
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, s);
-  return sum_lanes(lanes, 16);
+float tile_avx512_l1(const float* a, const float* b, int64_t iters) {
+  return dlrt::cpu::simd::w512::fma_tile_l1<R, NV, KC, LDA>(a, b, iters);
 }
-
 template <int R, int NV, int KC, int LDA>
-__attribute__((target("avx2,fma"))) float tile_avx2_l1(const float* a, const float* b, int64_t iters) {
-  __m256 acc[R][NV];
-  for (auto& row : acc)
-    for (auto& x : row) x = _mm256_setzero_ps();
-  for (int64_t it = 0; it < iters; ++it) {
-    const float* bp = b;
-#pragma GCC unroll 4
-    for (int p = 0; p < KC; ++p, bp += 8 * NV) {
-      __m256 bv[NV];
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) bv[v] = _mm256_load_ps(bp + 8 * v);
-#pragma GCC unroll 8
-      for (int i = 0; i < R; ++i) {
-        const __m256 av = _mm256_broadcast_ss(a + i * LDA + p);
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_fmadd_ps(av, bv[v], acc[i][v]);
-      }
-    }
-  }
-  __m256 s = _mm256_setzero_ps();
-  for (auto& row : acc)
-    for (auto& x : row) s = _mm256_add_ps(s, x);
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, s);
-  return sum_lanes(lanes, 8);
+float tile_avx2_l1(const float* a, const float* b, int64_t iters) {
+  return dlrt::cpu::simd::w256::fma_tile_l1<R, NV, KC, LDA>(a, b, iters);
 }
 #endif
 

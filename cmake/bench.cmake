@@ -5,3 +5,5 @@
 add_executable(dlrt_fma_peak ${PROJECT_SOURCE_DIR}/bench/fma_peak.cpp)
 target_compile_options(dlrt_fma_peak PRIVATE ${DLRT_WARNINGS})
 target_link_libraries(dlrt_fma_peak PRIVATE Threads::Threads)
+# fma_loops.h's FMA chains are a body over the CPU backend's vector layer (headers only).
+target_include_directories(dlrt_fma_peak PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})

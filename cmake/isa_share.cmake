@@ -4,3 +4,4 @@
 add_executable(dlrt_isa_share ${PROJECT_SOURCE_DIR}/bench/isa_share.cpp)
 target_compile_options(dlrt_isa_share PRIVATE ${DLRT_WARNINGS})
 target_link_libraries(dlrt_isa_share PRIVATE dlrt_internal)
+target_include_directories(dlrt_isa_share PRIVATE ${PROJECT_SOURCE_DIR})  # bench/fma_loops_simd.h

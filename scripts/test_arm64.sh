@@ -35,10 +35,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-/usr/bin/python3}
 JOBS=${JOBS:-2}
 TESTDATA=${TESTDATA:-/usr/share/libonnx-testdata/data}
-# The sample: every kernel family of the vector layer (Winograd and blocked convs: resnet18,
-# unet_small; depthwise: mobilenet_v2, mobilenet_v3_small, efficientnet_b0; transformer:
-# minilm_l6, tiny_vit; recurrent: crnn_lstm), one case each.
-ZOO_SAMPLE=${DLRT_ARM64_ZOO:-"resnet18/b1 unet_small/b1 mobilenet_v2/b1 mobilenet_v3_small/b1 efficientnet_b0/b1 minilm_l6/b1s16 tiny_vit/b1 crnn_lstm/b2t37"}
+# The sample: one case of each kernel family of the vector layer (scripts/zoo_sample.sh).
+. "$ROOT/scripts/zoo_sample.sh"
+ZOO_SAMPLE=${DLRT_ARM64_ZOO:-$ZOO_SAMPLE_DEFAULT}
 # The multiarch loader and libraries (libc6:arm64): with -L /usr/aarch64-linux-gnu the cross
 # toolchain's libc copy is mixed with them, and thread creation hung.
 QEMU=(qemu-aarch64)

@@ -33,7 +33,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-/usr/bin/python3}
 JOBS=${JOBS:-2}
 read -r -a CPUS <<< "${DLRT_AVX2_CPUS:-EPYC-Milan Haswell}"
-ZOO_SAMPLE=${DLRT_AVX2_ZOO:-"resnet18/b1 unet_small/b1 mobilenet_v2/b1 mobilenet_v3_small/b1 efficientnet_b0/b1 minilm_l6/b1s16 tiny_vit/b1 crnn_lstm/b2t37"}
+. "$ROOT/scripts/zoo_sample.sh"  # the same sample as test-arm64's
+ZOO_SAMPLE=${DLRT_AVX2_ZOO:-$ZOO_SAMPLE_DEFAULT}
 # The quantized cases that failed against ONNX Runtime's references on a Zen 3 (issue 81), one
 # each: static QDQ and QOp convolutions, per-channel dynamic qint8, QAttention u8s8. The whole
 # quantized zoo takes over an hour under TCG (DLRT_AVX2_QUANT_ZOO=all).

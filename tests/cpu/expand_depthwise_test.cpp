@@ -1,17 +1,21 @@
 // com.dlrt FusedExpandDepthwise against the two FusedConvs it replaces (the
-// 1x1 expand conv or a small stem conv, then the depthwise conv), on the
-// portable, AVX2 and AVX-512 paths: pairs and single blocks of 8 (16) channels,
-// position counts that leave a tail after the 6-position tiles, strides 1
-// and 2 (also per axis), uneven pads, 3x3 and 5x5 kernels, batch 2, planes
-// tall enough for row bands; with the 1x1 projection folded in.
+// 1x1 expand conv or a small stem conv, then the depthwise conv) on the
+// portable path (the scalar reference), on the portable path itself and at
+// each vector width (expand_depthwise_simd.h at 512, 256 and 128 bits):
+// pairs and single blocks of 16, 8 or 4 channels, every tail after each
+// width's tiles, strides 1 and 2 (also per axis), uneven pads, 3x3 and 5x5
+// kernels, batch 2, planes tall enough for row bands; with the 1x1
+// projection folded in.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <optional>
 
 #include "../ir/graph_builder.h"
 #include "backends/cpu/kernels/expand_depthwise.h"
 #include "backends/cpu/kernels/isa.h"
 #include "kernel_test_util.h"
+#include "simd_width_test_util.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -43,6 +47,25 @@ void add_act(ir::Attributes& attrs, const std::string& key, const Act& a) {
   if (!a.params.empty()) attrs[key + "_params"] = attr_floats(a.params);
 }
 
+// Calls fn(name) on the portable path and at each vector width this CPU
+// runs, under the ISA level that selects the width (neon: 128 bits, on x86
+// too); `m` expanded channels: at 512 bits a count not a multiple of 16
+// takes 8-channel blocks at 256. Checks that the width's tiles ran.
+void for_each_path(int64_t m, const std::function<void(const std::string&)>& fn) {
+  {
+    ScopedCpuIsa cap(CpuIsa::kGeneric);
+    fn("portable");
+  }
+  testing::for_each_runnable_width([&](SimdWidth w) {
+    const CpuIsa isa = w == SimdWidth::k512 ? CpuIsa::kAvx512 : w == SimdWidth::k256 ? CpuIsa::kAvx2 : CpuIsa::kNeon;
+    const SimdWidth ran = w == SimdWidth::k512 && m % 16 != 0 ? SimdWidth::k256 : w;
+    const uint64_t calls0 = simd_calls("expand_block_rows", ran);
+    ScopedCpuIsa cap(isa);
+    fn(simd_width_name(w) + std::string(" bits"));
+    EXPECT_GT(simd_calls("expand_block_rows", ran), calls0) << simd_width_name(ran) << " bits, " << m << " channels";
+  });
+}
+
 TEST(FusedExpandDepthwise, MatchesExpandThenDepthwiseConv) {
   const std::vector<Case> cases = {
       {1, 5, 16, 9, 11, 3, 3, 1, 1, {1, 1, 1, 1}},   // one pair of blocks; 99 positions (tail of 3)
@@ -64,9 +87,6 @@ TEST(FusedExpandDepthwise, MatchesExpandThenDepthwiseConv) {
   };
   const std::vector<std::pair<Act, Act>> acts = {
       {{"", {}}, {"", {}}}, {{"Clip", {0.0f, 6.0f}}, {"Clip", {0.0f, 6.0f}}}, {{"Relu", {}}, {"", {}}}};
-  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
-  if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);  // 16-channel blocks where M allows
   uint32_t seed = 1;
   for (const Case& c : cases) {
     const Tensor x = rnd({c.n, c.k, c.h, c.w}, ++seed, 2.0f), we = rnd({c.m, c.k, c.ekh, c.ekw}, ++seed),
@@ -84,26 +104,55 @@ TEST(FusedExpandDepthwise, MatchesExpandThenDepthwiseConv) {
       add_act(da, "activation", ad);
       add_act(fa, "activation", ad);
       add_act(fa, "expand_activation", ae);
+      std::optional<ScopedCpuIsa> scalar(CpuIsa::kGeneric);
       auto mid = run_op("FusedConv", {x, we, be}, ea, 1, 1, "com.dlrt");
       ASSERT_TRUE(mid.ok()) << mid.status().to_string();
       auto want = run_op("FusedConv", {(*mid)[0], wd, bd}, da, 1, 1, "com.dlrt");
       ASSERT_TRUE(want.ok()) << want.status().to_string();
-      for (CpuIsa isa : isas) {
-        ScopedCpuIsa cap(isa);
+      auto mid0 = run_op("FusedConv", {x, we}, ea, 1, 1, "com.dlrt");
+      ASSERT_TRUE(mid0.ok()) << mid0.status().to_string();
+      auto want0 = run_op("FusedConv", {(*mid0)[0], wd}, da, 1, 1, "com.dlrt");
+      ASSERT_TRUE(want0.ok()) << want0.status().to_string();
+      scalar.reset();
+      for_each_path(c.m, [&](const std::string& path) {
         SCOPED_TRACE("x " + shape_to_string(x.shape()) + " k " + std::to_string(c.kh) + " s " + std::to_string(c.sh) +
-                     "x" + std::to_string(c.sw) + " acts '" + ae.name + "' '" + ad.name + "' " + cpu_isa_name(isa));
+                     "x" + std::to_string(c.sw) + " acts '" + ae.name + "' '" + ad.name + "' " + path);
         auto got = run_op("FusedExpandDepthwise", {x, we, be, wd, bd}, fa, 1, 1, "com.dlrt");
         ASSERT_TRUE(got.ok()) << got.status().to_string();
         dlrt::testing::expect_close((*got)[0], (*want)[0], 2e-5f);
         // Without biases.
         auto nb = run_op("FusedExpandDepthwise", {x, we, Tensor(), wd, Tensor()}, fa, 1, 1, "com.dlrt");
         ASSERT_TRUE(nb.ok()) << nb.status().to_string();
-        auto mid0 = run_op("FusedConv", {x, we}, ea, 1, 1, "com.dlrt");
-        auto want0 = run_op("FusedConv", {(*mid0)[0], wd}, da, 1, 1, "com.dlrt");
         dlrt::testing::expect_close((*nb)[0], (*want0)[0], 2e-5f);
-      }
+      });
     }
   }
+}
+
+// Every tile the vector widths run: rows of 1-25 positions (one or two rows)
+// cover each tail after the 12- and 8-position tiles (32 registers) and the
+// 6-position ones (16), for pairs and single blocks of 16, 8 and 4 channels.
+TEST(FusedExpandDepthwise, EveryTailTileMatchesTheScalarPath) {
+  uint32_t seed = 500;
+  for (int64_t m : {8, 16, 24, 48})
+    for (int64_t h : {1, 2})
+      for (int64_t w = 1; w <= 25; ++w) {
+        const int64_t k = 3;
+        const Tensor x = rnd({1, k, h, w}, ++seed, 2.0f), we = rnd({m, k, 1, 1}, ++seed), be = rnd({m}, ++seed),
+                     wd = rnd({m, 1, 3, 3}, ++seed), bd = rnd({m}, ++seed);
+        ir::Attributes a = {{"group", attr_int(m)}, {"kernel_shape", attr_ints({3, 3})}, {"pads", attr_ints({1, 1, 1, 1})}};
+        add_act(a, "expand_activation", {"Clip", {-0.5f, 0.5f}});
+        std::optional<ScopedCpuIsa> scalar(CpuIsa::kGeneric);
+        auto want = run_op("FusedExpandDepthwise", {x, we, be, wd, bd}, a, 1, 1, "com.dlrt", 1);
+        ASSERT_TRUE(want.ok()) << want.status().to_string();
+        scalar.reset();
+        for_each_path(m, [&](const std::string& path) {
+          SCOPED_TRACE(std::to_string(m) + " channels, " + std::to_string(h) + " x " + std::to_string(w) + ", " + path);
+          auto got = run_op("FusedExpandDepthwise", {x, we, be, wd, bd}, a, 1, 1, "com.dlrt", 1);
+          ASSERT_TRUE(got.ok()) << got.status().to_string();
+          dlrt::testing::expect_close((*got)[0], (*want)[0], 2e-5f);
+        });
+      }
 }
 
 // With the projection (inputs Wp, Bp, Z): against the same node without it
@@ -130,9 +179,6 @@ TEST(FusedExpandDepthwise, MatchesWithProjection) {
   };
   const Act clip{"Clip", {0.0f, 6.0f}};
   const std::vector<Act> project_acts = {{"", {}}, {"Relu", {}}, {"Sigmoid", {}}};
-  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
-  if (detected_cpu_isa() >= CpuIsa::kAvx2) isas.push_back(CpuIsa::kAvx2);
-  if (detected_cpu_isa() >= CpuIsa::kAvx512) isas.push_back(CpuIsa::kAvx512);  // 16-channel blocks where M allows
   uint32_t seed = 100;
   for (const auto& [c, P] : cases) {
     const Tensor x = rnd({c.n, c.k, c.h, c.w}, ++seed, 2.0f), we = rnd({c.m, c.k, c.ekh, c.ekw}, ++seed),
@@ -146,6 +192,7 @@ TEST(FusedExpandDepthwise, MatchesWithProjection) {
                                                {"expand_pads", attr_ints(c.epads)}};
     add_act(fa, "activation", clip);
     add_act(fa, "expand_activation", clip);
+    ScopedCpuIsa scalar(CpuIsa::kGeneric);  // the references (a ScopedCpuIsa inside sets its own level)
     auto mid = run_op("FusedExpandDepthwise", {x, we, be, wd, bd}, fa, 1, 1, "com.dlrt");
     ASSERT_TRUE(mid.ok()) << mid.status().to_string();
     const Tensor& d = (*mid)[0];
@@ -160,16 +207,15 @@ TEST(FusedExpandDepthwise, MatchesWithProjection) {
           if (residual) conv_in.push_back(z), fused_in.push_back(z);
           auto want = run_op("FusedConv", conv_in, ca, 1, 1, "com.dlrt");
           ASSERT_TRUE(want.ok()) << want.status().to_string();
-          for (CpuIsa isa : isas)
-            for (int threads : {1, 2}) {
-              ScopedCpuIsa cap(isa);
+          for (int threads : {1, 2})
+            for_each_path(c.m, [&](const std::string& path) {
               SCOPED_TRACE("x " + shape_to_string(x.shape()) + " P " + std::to_string(P) + " act '" + pa.name +
-                           "' residual " + std::to_string(residual) + " bias " + std::to_string(bias) + " " +
-                           cpu_isa_name(isa) + " threads " + std::to_string(threads));
+                           "' residual " + std::to_string(residual) + " bias " + std::to_string(bias) + " " + path +
+                           " threads " + std::to_string(threads));
               auto got = run_op("FusedExpandDepthwise", fused_in, ga, 1, 1, "com.dlrt", threads);
               ASSERT_TRUE(got.ok()) << got.status().to_string();
               dlrt::testing::expect_close((*got)[0], (*want)[0], 2e-5f);
-            }
+            });
         }
   }
 }

@@ -4,7 +4,7 @@
 // fail when the portable kernel ran in its place; every kernel gives the bits
 // of an int64 reference and of the portable kernel, through gemm_u8s8 and
 // through the ops that call it; the same for the depthwise kernels, the
-// plane one ("depthwise_int8_neon") and the channels-last one
+// plane one ("depthwise_int8_sum_taps", its 128-bit instantiation) and the channels-last one
 // ("depthwise_int8_nhwc_neon", QLinearConvNhwc). make test-arm64 runs them
 // under QEMU's `max` CPU (all three GEMM kernels) and again as a Cortex-A76
 // (dotprod, no i8mm) and a Cortex-A53 (neither), where a wrongly chosen
@@ -185,7 +185,7 @@ TEST(NeonInt8, QuantizedOpsRunTheNeonKernel) {
         Tensor::scalar(0.4f), Tensor::scalar<uint8_t>(128)},
        {{"pads", attr_ints({1, 1, 1, 1})}, {"strides", attr_ints({2, 1})}, {"group", attr_int(8)}},
        10,
-       "depthwise_int8_neon"},
+       "depthwise_int8_sum_taps"},
       // Channels-last ([N, H, W, C]), 40 channels: two vectors and a partial one.
       {"QLinearConvNhwc depthwise",
        "QLinearConvNhwc",

@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "kernel_test_util.h"
 
 namespace dlrt::cpu {
@@ -207,7 +210,8 @@ TEST(QuantizeKernels, ConvIntegerLargeMatchesNaive) {
 
 // The direct depthwise path (depthwise_int8.cpp) over strides, dilations,
 // uneven padding and kernel shapes, int8 and uint8 on both sides, on the
-// portable loops and on the best vector ISA: exact int32 sums.
+// portable loops and at each vector width this CPU runs (the tap sums of
+// depthwise_int8_simd.h, its partial last vectors included): exact int32 sums.
 TEST(QuantizeKernels, DepthwiseConvIntegerEveryGeometryAndIsa) {
   struct Case {
     int64_t H, W, KH, KW, sh, sw, dh, dw, pt, pl, pb, pr;
@@ -222,8 +226,15 @@ TEST(QuantizeKernels, DepthwiseConvIntegerEveryGeometryAndIsa) {
   };
   const int64_t N = 2, C = 3;
   std::mt19937 rng(21);
-  std::vector<CpuIsa> isas{CpuIsa::kGeneric};
-  if (detected_cpu_isa() != CpuIsa::kGeneric) isas.push_back(detected_cpu_isa());
+  // The ISA level that selects each width (neon: 128 bits, on x86 too).
+  std::vector<std::pair<CpuIsa, std::optional<SimdWidth>>> isas{{CpuIsa::kGeneric, std::nullopt}};
+  for (auto [isa, w] : {std::pair{CpuIsa::kNeon, SimdWidth::k128}, std::pair{CpuIsa::kAvx2, SimdWidth::k256},
+                        std::pair{CpuIsa::kAvx512, SimdWidth::k512}}) {
+    if (simd_width_runs(w) && detected_cpu_isa() >= CpuIsa::kNeon)
+      isas.emplace_back(isa, w);
+    else
+      std::printf("skipped: this CPU (or build) cannot run the %s-bit instantiation\n", simd_width_name(w));
+  }
   for (const Case& c : cases) {
     const int64_t OH = (c.H + c.pt + c.pb - ((c.KH - 1) * c.dh + 1)) / c.sh + 1;
     const int64_t OW = (c.W + c.pl + c.pr - ((c.KW - 1) * c.dw + 1)) / c.sw + 1;
@@ -240,7 +251,8 @@ TEST(QuantizeKernels, DepthwiseConvIntegerEveryGeometryAndIsa) {
                           : tv<uint8_t>({C, 1, c.KH, c.KW}, wr);
     Tensor xzt = c.x_signed ? Tensor::scalar<int8_t>(static_cast<int8_t>(xz)) : Tensor::scalar<uint8_t>(static_cast<uint8_t>(xz));
     Tensor wzt = c.w_signed ? tv<int8_t>({C}, {0, -3, 5}) : tv<uint8_t>({C}, {128, 120, 0});
-    for (CpuIsa isa : isas) {
+    for (const auto& [isa, width] : isas) {
+      const uint64_t calls0 = width ? simd_calls("depthwise_int8_sum_taps", *width) : 0;
       SCOPED_TRACE(std::string(cpu_isa_name(isa)) + " H " + std::to_string(c.H) + " W " + std::to_string(c.W) +
                    " k " + std::to_string(c.KH) + "x" + std::to_string(c.KW) + " s " + std::to_string(c.sh) + "," +
                    std::to_string(c.sw) + " d " + std::to_string(c.dh) + "," + std::to_string(c.dw));
@@ -268,6 +280,9 @@ TEST(QuantizeKernels, DepthwiseConvIntegerEveryGeometryAndIsa) {
                 }
               ASSERT_EQ(got[((n * C + m) * OH + oh) * OW + ow], want) << n << "," << m << "," << oh << "," << ow;
             }
+      if (width) {
+        EXPECT_GT(simd_calls("depthwise_int8_sum_taps", *width), calls0) << "the vector sums did not run";
+      }
     }
   }
 }

@@ -17,11 +17,9 @@
 
 #define DLRT_DW8_X86 1
 #endif
-#if defined(__aarch64__)
-#include <arm_neon.h>
 
-#include "backends/cpu/kernels/simd/width.h"
-#endif
+#define DLRT_SIMD_BODY "backends/cpu/kernels/depthwise_int8_simd.h"
+#include "backends/cpu/kernels/simd/instantiate.h"
 
 namespace dlrt::cpu {
 namespace {
@@ -87,79 +85,7 @@ void sum_taps_generic(const int16_t* const* src, const int32_t* w, int64_t taps,
   }
 }
 
-#if defined(__aarch64__)
-// sum_taps_generic with NEON: 8 outputs per pass over the taps (int16
-// widened, multiplied in int32, wrapping), then the tail as there.
-void sum_taps_neon(const int16_t* const* src, const int32_t* w, int64_t taps, int64_t n, int32_t* out) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    int32x4_t a0 = vdupq_n_s32(0), a1 = vdupq_n_s32(0);
-    for (int64_t t = 0; t < taps; ++t) {
-      const int16x8_t v = vld1q_s16(src[t] + i);
-      const int32x4_t wt = vdupq_n_s32(w[t]);
-      a0 = vmlaq_s32(a0, vmovl_s16(vget_low_s16(v)), wt);
-      a1 = vmlaq_s32(a1, vmovl_high_s16(v), wt);
-    }
-    vst1q_s32(out + i, a0);
-    vst1q_s32(out + i + 4, a1);
-  }
-  for (; i < n; ++i) {
-    uint32_t s = 0;
-    for (int64_t t = 0; t < taps; ++t)
-      s += static_cast<uint32_t>(static_cast<int32_t>(src[t][i])) * static_cast<uint32_t>(w[t]);
-    out[i] = static_cast<int32_t>(s);
-  }
-}
-#endif
-
 #ifdef DLRT_DW8_X86
-// sum_taps_avx512 at 256 bits: 16 outputs per pass over the taps, then the tail one by one.
-DLRT_AVX2_INT void sum_taps_avx2(const int16_t* const* src, const int32_t* w, int64_t taps, int64_t n, int32_t* out) {
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
-    for (int64_t t = 0; t < taps; ++t) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[t] + i));
-      const __m256i wt = _mm256_set1_epi32(w[t]);
-      a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(v)), wt));
-      a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(v, 1)), wt));
-    }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), a0);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 8), a1);
-  }
-  if (i == n) return;
-  auto* o = reinterpret_cast<uint32_t*>(out);
-  std::fill(o + i, o + n, 0u);
-  for (int64_t t = 0; t < taps; ++t)
-    for (int64_t j = i; j < n; ++j)
-      o[j] += static_cast<uint32_t>(static_cast<int32_t>(src[t][j])) * static_cast<uint32_t>(w[t]);
-}
-
-DLRT_AVX512 void sum_taps_avx512(const int16_t* const* src, const int32_t* w, int64_t taps, int64_t n, int32_t* out) {
-  int64_t i = 0;
-  // 32 outputs (two accumulators from one 32-value load) per pass over the taps.
-  for (; i + 32 <= n; i += 32) {
-    __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
-    for (int64_t t = 0; t < taps; ++t) {
-      const __m512i v = _mm512_loadu_si512(src[t] + i);
-      const __m512i wt = _mm512_set1_epi32(w[t]);
-      a0 = _mm512_add_epi32(a0, _mm512_mullo_epi32(_mm512_cvtepi16_epi32(_mm512_castsi512_si256(v)), wt));
-      a1 = _mm512_add_epi32(a1, _mm512_mullo_epi32(_mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(v, 1)), wt));
-    }
-    _mm512_storeu_si512(out + i, a0);
-    _mm512_storeu_si512(out + i + 16, a1);
-  }
-  for (; i < n; i += 16) {
-    const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
-    __m512i a = _mm512_setzero_si512();
-    for (int64_t t = 0; t < taps; ++t) {
-      const __m256i v = _mm256_maskz_loadu_epi16(k, src[t] + i);
-      a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_cvtepi16_epi32(v), _mm512_set1_epi32(w[t])));
-    }
-    _mm512_mask_storeu_epi32(out + i, k, a);
-  }
-}
-
 // values [lo, hi) of one phase row: d[q] = src[q * S] - xz for S 1 or 2, 32 at a time.
 template <bool kSigned, int S>
 DLRT_AVX512 inline void convert_row_avx512(const uint8_t* src, int32_t xz, int64_t lo, int64_t hi, int16_t* d) {
@@ -270,9 +196,6 @@ void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool
   const int16_t** src = tap_scratch.get<const int16_t*>(static_cast<size_t>(2 * taps), AlignedScratch::Growth::kByHalf);
   const int16_t** base = src + taps;
   [[maybe_unused]] const bool avx512 = cpu_isa() >= CpuIsa::kAvx512;
-#if defined(__aarch64__)
-  static SimdCallCounter neon_calls("depthwise_int8_neon");  // runs of rows summed with NEON, for the tests
-#endif
 #ifdef DLRT_DW8_X86
   if (avx512) {
     if (x_signed)
@@ -304,19 +227,9 @@ void depthwise_int8_plane(const DepthwiseInt8Geometry& g, const uint8_t* x, bool
     // Rows [oh0, oh1) as one run; the columns past OW of each row but the last are not used.
     const int64_t n = (oh1 - oh0 - 1) * q_len + g.OW;
     for (int64_t t = 0; t < taps; ++t) src[t] = base[t] + oh0 * q_len;
-#ifdef DLRT_DW8_X86
-    if (avx512)
-      sum_taps_avx512(src, w, taps, n, sums);
-    else if (cpu_isa() >= CpuIsa::kAvx2)
-      sum_taps_avx2(src, w, taps, n, sums);
+    if (cpu_has_simd_kernels())
+      DLRT_SIMD_CALL(simd_width(), depthwise_int8_sum_taps, src, w, taps, n, sums);
     else
-#endif
-#if defined(__aarch64__)
-    if (cpu_isa() >= CpuIsa::kNeon) {
-      neon_calls.add(SimdWidth::k128);
-      sum_taps_neon(src, w, taps, n, sums);
-    } else
-#endif
       sum_taps_generic(src, w, taps, n, sums);
     sink(oh0, oh1, sums, q_len);
   }

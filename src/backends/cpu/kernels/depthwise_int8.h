@@ -9,8 +9,9 @@
 // copied as int16 (x - x_zp) with its padding, its rows and columns split by
 // their phase modulo the strides, so that for every tap the output rows,
 // taken with a few extra columns as one flat run, read consecutive values;
-// the taps are then summed in int32 with AVX-512 or AVX2 where the CPU has
-// it (isa.h), NEON on aarch64, portable loops elsewhere, the same bits.
+// the taps are then summed in int32 over the vector layer at simd_width()
+// (depthwise_int8_simd.h: 512 or 256 bits on x86, NEON's 128 on aarch64)
+// where cpu_has_simd_kernels(), portable loops elsewhere, the same bits.
 #pragma once
 
 #include <cstdint>

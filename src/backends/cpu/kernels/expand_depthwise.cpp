@@ -1,49 +1,29 @@
-// Expand conv + depthwise conv in one pass (see expand_depthwise.h).
+// Expand conv + depthwise conv in one pass (see expand_depthwise.h): the
+// register tiles in expand_depthwise_simd.h at every vector width, the
+// orchestration (bands, carried rows, the projection's split) here.
 #include "backends/cpu/kernels/expand_depthwise.h"
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 
 #include "backends/cpu/kernel_util.h"
 #include "backends/cpu/kernels/conv_direct.h"
 #include "backends/cpu/kernels/depthwise_lanes.h"
 #include "backends/cpu/kernels/isa.h"
-#include "backends/cpu/kernels/isa_target.h"
 #include "backends/cpu/scratch.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include "backends/cpu/kernels/x86_intrinsics.h"  // <immintrin.h>
-#define DLRT_EXPAND_DW_AVX2 1
-#define DLRT_EXPAND_DW_AVX512 1
-#endif
+namespace dlrt::cpu::expand_depthwise_detail {
 
-namespace dlrt::cpu {
-
-namespace {
-
-// The calling thread's buffer for the expanded planes of a task's blocks,
-// at least n floats: one per thread, whichever split of expand_depthwise
-// runs. (A thread_local of expand_depthwise itself would not be set up on
-// the pool's threads, which run only its tasks.)
-float* block_scratch(size_t n) {
-  thread_local AlignedScratch s;
-  return s.get<float>(n);
-}
-
-// A buffer of padded planes [rows][Wp][8], one per block of 8 channels,
-// holding padded rows [row0, row0 + rows) of the Hp x Wp planes the
-// depthwise taps read.
+// A buffer of padded planes [rows][Wp][lanes], one per block of `lanes`
+// channels, holding padded rows [row0, row0 + rows) of the Hp x Wp planes
+// the depthwise taps read.
 struct Padded {
   int64_t Hp = 0, Wp = 0;
   int64_t row0 = 0, rows = 0;
-  int64_t lanes = 8;  // channels per block: 8, or 16 on the AVX-512 path
+  int64_t lanes = 8;  // channels per block: the vector's lanes (8 on the portable path)
   int64_t plane() const { return rows * Wp * lanes; }
 };
-
-Padded padded_of(const DepthwiseGeometry& g, int64_t lanes = 8) {
-  const int64_t Hp = (g.out_h - 1) * g.sh + g.kh;
-  return {Hp, (g.out_w - 1) * g.sw + g.kw, 0, Hp, lanes};
-}
 
 // Where the first conv reads: tap t of expanded position (h, c) is
 // src[off[t] + h * row_step + c * col_step]. For a 1x1/1 conv off[t] is
@@ -54,6 +34,41 @@ struct Taps {
   int64_t count = 0, row_step = 0, col_step = 0, channel_step = 0;
   bool pointwise = false;  // a 1x1/1 conv on the input itself
 };
+
+}  // namespace dlrt::cpu::expand_depthwise_detail
+
+#define DLRT_SIMD_BODY "backends/cpu/kernels/expand_depthwise_simd.h"
+#include "backends/cpu/kernels/simd/instantiate.h"
+
+namespace dlrt::cpu {
+
+namespace {
+
+using expand_depthwise_detail::Padded;
+using expand_depthwise_detail::Taps;
+
+// The calling thread's buffer for the expanded planes of a task's blocks,
+// at least n floats: one per thread, whichever split of expand_depthwise
+// runs. (A thread_local of expand_depthwise itself would not be set up on
+// the pool's threads, which run only its tasks.)
+float* block_scratch(size_t n) {
+  thread_local AlignedScratch s;
+  return s.get<float>(n);
+}
+
+Padded padded_of(const DepthwiseGeometry& g, int64_t lanes) {
+  const int64_t Hp = (g.out_h - 1) * g.sh + g.kh;
+  return {Hp, (g.out_w - 1) * g.sw + g.kw, 0, Hp, lanes};
+}
+
+// The vector width whose instantiation runs blocks of `lanes` channels under
+// cpu_isa(), or none: the portable blocks of 8.
+std::optional<SimdWidth> block_width(int64_t lanes) {
+  if (lanes == 16 && cpu_has_avx512()) return SimdWidth::k512;
+  if (lanes == 8 && cpu_has_avx2()) return SimdWidth::k256;
+  if (lanes == 4 && cpu_has_simd_kernels()) return SimdWidth::k128;
+  return std::nullopt;
+}
 
 // As the vector clamp: NaN stays NaN.
 float clamp(const ClampStage& c, float v) { return c.clamp ? (v < c.lo ? c.lo : (v > c.hi ? c.hi : v)) : v; }
@@ -106,116 +121,12 @@ void block_generic(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& 
   }
 }
 
-#ifdef DLRT_EXPAND_DW_AVX2
-
-// R expanded positions from (h, c) on, for NB blocks (12 accumulators at
-// R = 6, NB = 2, as the GEMM's tile), stored with bias and activation into
-// each block's plane of `pd` at padded (h + pad_top, c + pad_left). kPointwise: the
-// R positions are consecutive floats of each input channel plane (a 1x1/1
-// conv: tap t at src + t * plane), so no per-tap offset is loaded.
-template <int R, int NB, bool kPointwise>
-DLRT_AVX2 void expand_tile(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* w,
-                           const __m256 (&bias)[NB], __m256 lo, __m256 hi, int64_t h, int64_t c, float* buf) {
-  __m256 acc[R][NB];
-#pragma GCC unroll 6
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 2
-    for (int b = 0; b < NB; ++b) acc[i][b] = bias[b];
-  if constexpr (kPointwise) {
-    const float* xp = tp.src + h * tp.row_step + c;
-    for (int64_t t = 0; t < tp.count; ++t, xp += tp.channel_step) {
-      __m256 wv[NB];
-#pragma GCC unroll 2
-      for (int b = 0; b < NB; ++b) wv[b] = _mm256_loadu_ps(w + (b * tp.count + t) * 8);
-#pragma GCC unroll 6
-      for (int i = 0; i < R; ++i) {
-        const __m256 xv = _mm256_broadcast_ss(xp + i);
-#pragma GCC unroll 2
-        for (int b = 0; b < NB; ++b) acc[i][b] = _mm256_fmadd_ps(xv, wv[b], acc[i][b]);
-      }
-    }
-  } else {
-    const float* xp[R];
-    int64_t hh = h, cc = c;
-#pragma GCC unroll 6
-    for (int i = 0; i < R; ++i) {
-      xp[i] = tp.src + hh * tp.row_step + cc * tp.col_step;
-      if (++cc == s.W) cc = 0, ++hh;
-    }
-    for (int64_t t = 0; t < tp.count; ++t) {
-      const int64_t o = tp.off[t];
-      __m256 wv[NB];
-#pragma GCC unroll 2
-      for (int b = 0; b < NB; ++b) wv[b] = _mm256_loadu_ps(w + (b * tp.count + t) * 8);
-#pragma GCC unroll 6
-      for (int i = 0; i < R; ++i) {
-        const __m256 xv = _mm256_broadcast_ss(xp[i] + o);
-#pragma GCC unroll 2
-        for (int b = 0; b < NB; ++b) acc[i][b] = _mm256_fmadd_ps(xv, wv[b], acc[i][b]);
-      }
-    }
-  }
-  const int64_t plane = pd.plane();
-#pragma GCC unroll 6
-  for (int i = 0; i < R; ++i) {
-    const int64_t r = h + s.g.pad_top - pd.row0, col = c + s.g.pad_left;
-    if (r >= 0 && r < pd.rows && col < pd.Wp) {
-      float* dst = buf + (r * pd.Wp + col) * 8;
-#pragma GCC unroll 2
-      for (int b = 0; b < NB; ++b) {
-        __m256 v = acc[i][b];
-        if (s.act_e.clamp) v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
-        _mm256_store_ps(dst + b * plane, v);
-      }
-    }
-    if (++c == s.W) c = 0, ++h;
-  }
-}
-
-// Expanded rows [r0, r1) of blocks [blk, blk + NB) into their planes of `pd` (buf: block blk's).
-template <int NB, bool kPointwise>
-DLRT_AVX2 void expand_rows(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
-                           const float* be, int64_t blk, int64_t r0, int64_t r1, float* buf) {
-  const float* w = wp + blk * tp.count * 8;
-  __m256 bias[NB];
-  for (int b = 0; b < NB; ++b) bias[b] = be ? _mm256_loadu_ps(be + (blk + b) * 8) : _mm256_setzero_ps();
-  const __m256 lo = _mm256_set1_ps(s.act_e.lo), hi = _mm256_set1_ps(s.act_e.hi);
-  const int64_t end = r1 * s.W;
-  int64_t p = r0 * s.W, h = r0, c = 0;
-  for (; p + 6 <= end; p += 6) {
-    expand_tile<6, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf);
-    c += 6;
-    while (c >= s.W) c -= s.W, ++h;
-  }
-  // The last 1-5 positions in one tile (one at a time, each k step waited
-  // on the FMA latency of just NB accumulators).
-  switch (end - p) {
-    case 5: expand_tile<5, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    case 4: expand_tile<4, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    case 3: expand_tile<3, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    case 2: expand_tile<2, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    case 1: expand_tile<1, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    default: break;
-  }
-}
-
-// Expanded rows [r0, r1) of blocks [blk, blk + 2) (one block when blk is the last).
-DLRT_AVX2 void expand_pair(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
-                           const float* be, int64_t blk, int64_t r0, int64_t r1, float* buf) {
-  const bool two = blk + 2 <= s.M / 8;
-  if (tp.pointwise && two) expand_rows<2, true>(s, pd, tp, wp, be, blk, r0, r1, buf);
-  else if (tp.pointwise) expand_rows<1, true>(s, pd, tp, wp, be, blk, r0, r1, buf);
-  else if (two) expand_rows<2, false>(s, pd, tp, wp, be, blk, r0, r1, buf);
-  else expand_rows<1, false>(s, pd, tp, wp, be, blk, r0, r1, buf);
-}
-
 // The depthwise conv's output rows [oh0, oh1) of blocks [blk, blk + nb) from
 // their planes of `pd` (buf: block blk's) into y (channel m at y + m * y_plane,
 // output row oh0 first).
-DLRT_AVX2 void depthwise_rows(const ExpandDepthwiseShape& s, const Padded& pd, const float* wd, const float* bd,
-                              int64_t blk, int64_t nb, int64_t oh0, int64_t oh1, const float* buf, float* y,
-                              int64_t y_plane) {
-  const int64_t kk = s.g.kh * s.g.kw;
+void depthwise_rows(SimdWidth w, const ExpandDepthwiseShape& s, const Padded& pd, const float* wd, const float* bd,
+                    int64_t blk, int64_t nb, int64_t oh0, int64_t oh1, const float* buf, float* y, int64_t y_plane) {
+  const int64_t kk = s.g.kh * s.g.kw, L = pd.lanes;
   DepthwiseC8Output o;
   o.clamp = s.act_d.clamp;
   o.lo = s.act_d.lo;
@@ -223,10 +134,10 @@ DLRT_AVX2 void depthwise_rows(const ExpandDepthwiseShape& s, const Padded& pd, c
   DepthwiseGeometry band = s.g;
   band.out_h = oh1 - oh0;
   for (int64_t b = 0; b < nb; ++b) {
-    const int64_t m = (blk + b) * 8;
+    const int64_t m = (blk + b) * L;
     o.bias = bd ? bd + m : nullptr;
-    depthwise_lanes_padded(SimdWidth::k256, buf + b * pd.plane() + (oh0 * s.g.sh - pd.row0) * pd.Wp * 8, pd.Wp,
-                           wd + m * kk, band, y + m * y_plane, y_plane, o);
+    depthwise_lanes_padded(w, buf + b * pd.plane() + (oh0 * s.g.sh - pd.row0) * pd.Wp * L, pd.Wp, wd + m * kk, band,
+                           y + m * y_plane, y_plane, o);
   }
 }
 
@@ -236,14 +147,20 @@ int64_t end_row(const ExpandDepthwiseShape& s, const Padded& pd, int64_t oh1) {
   return std::min(needed_rows(s, pd), (oh1 - 1) * s.g.sh - s.g.pad_top + s.g.kh);
 }
 
-// Output rows [oh0, oh1) of blocks [blk, blk + 2): expand, then depthwise into y (channel m at y + m * y_plane).
-DLRT_AVX2 void pair_rows(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
-                         const float* be, const float* wd, const float* bd, float* y, int64_t y_plane, int64_t blk,
-                         int64_t oh0, int64_t oh1, float* buf) {
-  const int64_t nb = std::min<int64_t>(2, s.M / 8 - blk);
+// Blocks [blk, blk + 2) (one when blk is the last).
+int64_t pair_blocks(const ExpandDepthwiseShape& s, const Padded& pd, int64_t blk) {
+  return std::min<int64_t>(2, s.M / pd.lanes - blk);
+}
+
+// Output rows [oh0, oh1) of blocks [blk, blk + 2) at width w: expand, then
+// depthwise into y (channel m at y + m * y_plane).
+void pair_rows(SimdWidth w, const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
+               const float* be, const float* wd, const float* bd, float* y, int64_t y_plane, int64_t blk, int64_t oh0,
+               int64_t oh1, float* buf) {
+  const int64_t nb = pair_blocks(s, pd, blk);
   zero_border(s, pd, nb, buf);
-  expand_pair(s, pd, tp, wp, be, blk, first_row(s, oh0), end_row(s, pd, oh1), buf);
-  depthwise_rows(s, pd, wd, bd, blk, nb, oh0, oh1, buf, y + oh0 * s.g.out_w, y_plane);
+  DLRT_SIMD_CALL(w, expand_block_rows, s, pd, tp, wp, be, blk, nb, first_row(s, oh0), end_row(s, pd, oh1), buf);
+  depthwise_rows(w, s, pd, wd, bd, blk, nb, oh0, oh1, buf, y + oh0 * s.g.out_w, y_plane);
 }
 
 // Rows of the depthwise output a projection band holds: about kBandBytes of
@@ -261,19 +178,19 @@ int64_t band_rows(const ExpandDepthwiseShape& s, int64_t rows) {
   return r;
 }
 
-// Output rows [OH0, OH1) on one thread with the projection, band by band
-// and, within a band, pair by pair of blocks: the pair's padded rows of the
-// band in a window (the rows it shares with the previous band come from a
-// carry store, the rest are expanded), the depthwise band into d
-// [M][positions], the shared rows saved to the carry; then the 1x1 conv of
-// the band into y. Window, carry and band stay in L2.
-DLRT_AVX2 void project_range(const ExpandDepthwiseShape& s, const Taps& tp, const float* wp, const float* be,
-                             const float* wd, const float* bd, const ProjectStage& proj, float* y, int64_t OH0,
-                             int64_t OH1) {
-  const int64_t blocks = s.M / 8, out_plane = s.g.out_h * s.g.out_w, sh = s.g.sh, kh = s.g.kh;
+// Output rows [OH0, OH1) on one thread with the projection (weights packed
+// for the 6 x 16 tile, pointwise_direct), band by band and, within a band,
+// pair by pair of blocks: the pair's padded rows of the band in a window
+// (the rows it shares with the previous band come from a carry store, the
+// rest are expanded), the depthwise band into d [M][positions], the shared
+// rows saved to the carry; then the 1x1 conv of the band into y. Window,
+// carry and band stay in L2.
+void project_range(SimdWidth w, const ExpandDepthwiseShape& s, const Taps& tp, const float* wp, const float* be,
+                   const float* wd, const float* bd, const ProjectStage& proj, float* y, int64_t OH0, int64_t OH1) {
+  const int64_t out_plane = s.g.out_h * s.g.out_w, sh = s.g.sh, kh = s.g.kh;
   const int64_t br = band_rows(s, OH1 - OH0);
-  Padded pd = padded_of(s.g);
-  const int64_t Hp = pd.Hp, row_floats = pd.Wp * 8;
+  Padded pd = padded_of(s.g, depthwise_lanes_width(w));
+  const int64_t blocks = s.M / pd.lanes, Hp = pd.Hp, row_floats = pd.Wp * pd.lanes;
   pd.rows = std::min(Hp, (br - 1) * sh + kh);
   const int64_t carry_rows = std::max<int64_t>(0, kh - sh);
   thread_local AlignedScratch wbuf, cbuf, dbuf;
@@ -291,12 +208,12 @@ DLRT_AVX2 void project_range(const ExpandDepthwiseShape& s, const Taps& tp, cons
     const int64_t r0 = std::max<int64_t>(first_row(s, oh0), prev_end - s.g.pad_top), r1 = end_row(s, pd, oh1);
     pd.row0 = start;
     for (int64_t blk = 0; blk < blocks; blk += 2) {
-      const int64_t nb = std::min<int64_t>(2, blocks - blk);
+      const int64_t nb = pair_blocks(s, pd, blk);
       zero_border(s, pd, nb, buf);
       for (int64_t b = 0; b < nb; ++b)
         std::copy_n(carry + (blk + b) * carry_rows * row_floats, carried * row_floats, buf + b * pd.plane());
-      if (r1 > r0) expand_pair(s, pd, tp, wp, be, blk, r0, r1, buf);
-      depthwise_rows(s, pd, wd, bd, blk, nb, oh0, oh1, buf, d, ld);
+      if (r1 > r0) DLRT_SIMD_CALL(w, expand_block_rows, s, pd, tp, wp, be, blk, nb, r0, r1, buf);
+      depthwise_rows(w, s, pd, wd, bd, blk, nb, oh0, oh1, buf, d, ld);
       for (int64_t b = 0; b < nb; ++b)
         std::copy_n(buf + b * pd.plane() + (next - start) * row_floats, saved * row_floats,
                     carry + (blk + b) * carry_rows * row_floats);
@@ -304,142 +221,9 @@ DLRT_AVX2 void project_range(const ExpandDepthwiseShape& s, const Taps& tp, cons
     prev_end = saved > 0 ? next + saved : next;
     GemmEpilogue ep = proj.ep;
     if (ep.residual) ep.residual += oh0 * s.g.out_w;
-    pointwise_direct(SimdWidth::k256, d, ld, bn, *proj.w, y + oh0 * s.g.out_w, out_plane, ep, nullptr);
+    pointwise_direct(conv_direct_sliced_width(), d, ld, bn, *proj.w, y + oh0 * s.g.out_w, out_plane, ep, nullptr);
   }
 }
-#endif
-
-#ifdef DLRT_EXPAND_DW_AVX512
-// The AVX-512 path: blocks of 16 channels (one zmm per position), pairs of
-// blocks per task, 12 positions per tile for a pair (24 accumulators: 14
-// loads per 24 FMAs, against 10 per 16 at 8 positions; mobilenet_v2 1.8-2.1%
-// faster at 1 and 2 threads) and 8 for a single block; otherwise as the AVX2
-// one above.
-template <int R, int NB, bool kPointwise>
-DLRT_AVX512 void expand_tile16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* w,
-                               const __m512 (&bias)[NB], __m512 lo, __m512 hi, int64_t h, int64_t c, float* buf) {
-  __m512 acc[R][NB];
-#pragma GCC unroll 16
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 2
-    for (int b = 0; b < NB; ++b) acc[i][b] = bias[b];
-  const float* xp[R];
-  {
-    int64_t hh = h, cc = c;
-#pragma GCC unroll 16
-    for (int i = 0; i < R; ++i) {
-      xp[i] = tp.src + hh * tp.row_step + cc * tp.col_step;
-      if (++cc == s.W) cc = 0, ++hh;
-    }
-  }
-#pragma GCC unroll 4
-  for (int64_t t = 0; t < tp.count; ++t) {
-    const int64_t o = kPointwise ? t * tp.channel_step : tp.off[t];
-    __m512 wv[NB];
-#pragma GCC unroll 2
-    for (int b = 0; b < NB; ++b) wv[b] = _mm512_loadu_ps(w + (b * tp.count + t) * 16);
-#pragma GCC unroll 16
-    for (int i = 0; i < R; ++i) {
-      const __m512 xv = _mm512_set1_ps((kPointwise ? xp[0] + i : xp[i])[o]);
-#pragma GCC unroll 2
-      for (int b = 0; b < NB; ++b) acc[i][b] = _mm512_fmadd_ps(xv, wv[b], acc[i][b]);
-    }
-  }
-  const int64_t plane = pd.plane();
-#pragma GCC unroll 16
-  for (int i = 0; i < R; ++i) {
-    const int64_t r = h + s.g.pad_top - pd.row0, col = c + s.g.pad_left;
-    if (r >= 0 && r < pd.rows && col < pd.Wp) {
-      float* dst = buf + (r * pd.Wp + col) * 16;
-#pragma GCC unroll 2
-      for (int b = 0; b < NB; ++b) {
-        __m512 v = acc[i][b];
-        if (s.act_e.clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-        _mm512_store_ps(dst + b * plane, v);
-      }
-    }
-    if (++c == s.W) c = 0, ++h;
-  }
-}
-
-// Expanded rows [r0, r1) of blocks [blk, blk + NB) into their planes of `pd`.
-template <int NB, bool kPointwise>
-DLRT_AVX512 void expand_rows16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
-                               const float* be, int64_t blk, int64_t r0, int64_t r1, float* buf) {
-  const float* w = wp + blk * tp.count * 16;
-  __m512 bias[NB];
-  for (int b = 0; b < NB; ++b) bias[b] = be ? _mm512_loadu_ps(be + (blk + b) * 16) : _mm512_setzero_ps();
-  const __m512 lo = _mm512_set1_ps(s.act_e.lo), hi = _mm512_set1_ps(s.act_e.hi);
-  const int64_t end = r1 * s.W;
-  int64_t p = r0 * s.W, h = r0, c = 0;
-  constexpr int RT = NB == 2 ? 12 : 8;
-  for (; p + RT <= end; p += RT) {
-    expand_tile16<RT, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf);
-    c += RT;
-    while (c >= s.W) c -= s.W, ++h;
-  }
-  if constexpr (RT > 8) {
-    if (p + 8 <= end) {
-      expand_tile16<8, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf);
-      c += 8, p += 8;
-      while (c >= s.W) c -= s.W, ++h;
-    }
-  }
-  switch (end - p) {
-    case 7: expand_tile16<7, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    case 6: expand_tile16<6, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    case 5: expand_tile16<5, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    case 4: expand_tile16<4, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    case 3: expand_tile16<3, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    case 2: expand_tile16<2, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    case 1: expand_tile16<1, NB, kPointwise>(s, pd, tp, w, bias, lo, hi, h, c, buf); break;
-    default: break;
-  }
-}
-
-// Output rows [oh0, oh1) of blocks [blk, blk + 2) of 16 channels: expand,
-// then depthwise into y (channel m at y + m * y_plane).
-DLRT_AVX512 void pair_rows16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* wp,
-                             const float* be, const float* wd, const float* bd, float* y, int64_t y_plane,
-                             int64_t blk, int64_t oh0, int64_t oh1, float* buf) {
-  const int64_t nb = std::min<int64_t>(2, s.M / 16 - blk);
-  zero_border(s, pd, nb, buf);
-  const int64_t r0 = first_row(s, oh0), r1 = end_row(s, pd, oh1);
-  if (tp.pointwise && nb == 2) expand_rows16<2, true>(s, pd, tp, wp, be, blk, r0, r1, buf);
-  else if (tp.pointwise) expand_rows16<1, true>(s, pd, tp, wp, be, blk, r0, r1, buf);
-  else if (nb == 2) expand_rows16<2, false>(s, pd, tp, wp, be, blk, r0, r1, buf);
-  else expand_rows16<1, false>(s, pd, tp, wp, be, blk, r0, r1, buf);
-  const int64_t kk = s.g.kh * s.g.kw;
-  DepthwiseC8Output o;
-  o.clamp = s.act_d.clamp;
-  o.lo = s.act_d.lo;
-  o.hi = s.act_d.hi;
-  DepthwiseGeometry band = s.g;
-  band.out_h = oh1 - oh0;
-  for (int64_t b = 0; b < nb; ++b) {
-    const int64_t m = (blk + b) * 16;
-    o.bias = bd ? bd + m : nullptr;
-    depthwise_lanes_padded(SimdWidth::k512, buf + b * pd.plane() + (oh0 * s.g.sh - pd.row0) * pd.Wp * 16, pd.Wp,
-                           wd + m * kk, band, y + m * y_plane + oh0 * s.g.out_w, y_plane, o);
-  }
-}
-
-// Rows [m0, m1) of y (n floats each, y_plane apart) = the sum of `parts`
-// partial products (part t's row m at partial + t * part_floats + m * ld).
-DLRT_AVX512 void sum_partials(const float* partial, int64_t parts, int64_t part_floats, int64_t ld, int64_t n,
-                              int64_t m0, int64_t m1, float* y, int64_t y_plane) {
-  for (int64_t m = m0; m < m1; ++m) {
-    const float* src = partial + m * ld;
-    float* dst = y + m * y_plane;
-    for (int64_t j = 0; j < n; j += 16) {
-      const __mmask16 k = n - j >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - j)) - 1u);
-      __m512 v = _mm512_maskz_loadu_ps(k, src + j);
-      for (int64_t t = 1; t < parts; ++t) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, src + t * part_floats + j));
-      _mm512_mask_storeu_ps(dst + j, k, v);
-    }
-  }
-}
-#endif
 
 // The expand conv's taps; a conv other than 1x1/1 reads a zero-padded copy of
 // the input (the rows and columns its taps reach), shared by the threads.
@@ -478,12 +262,12 @@ Taps expand_taps(const ExpandDepthwiseShape& s, const float* x, ThreadPool& pool
   return tp;
 }
 
-#if defined(DLRT_EXPAND_DW_AVX2) && defined(DLRT_EXPAND_DW_AVX512)
-// 16-channel blocks projected on the 8 x 48 tile in `pbands` row bands, each
-// band's depthwise output in a region of its own (expand_depthwise says why).
-void expand_bands16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* we_packed,
-                    const float* be, const float* wd, const float* bd, const ProjectStage* proj, float* y,
-                    int64_t pbands, AlignedScratch& mid_buf, ThreadPool& pool) {
+// Blocks projected on the 8 x 48 tile (weights packed for the 512-bit GEMM)
+// in `pbands` row bands, each band's depthwise output in a region of its own
+// (expand_depthwise says why).
+void expand_bands(SimdWidth w, const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp,
+                  const float* we_packed, const float* be, const float* wd, const float* bd, const ProjectStage* proj,
+                  float* y, int64_t pbands, AlignedScratch& mid_buf, ThreadPool& pool) {
   const int64_t pairs = (s.M / pd.lanes + 1) / 2, out_plane = s.g.out_h * s.g.out_w;
   const int64_t band_ld = ceil_div(ceil_div(s.g.out_h, pbands) * s.g.out_w, 16) * 16;
   float* bmid = mid_buf.get<float>(static_cast<size_t>(pbands * s.M * band_ld));
@@ -493,53 +277,57 @@ void expand_bands16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps&
       const int64_t oh0 = s.g.out_h * band / pbands, oh1 = s.g.out_h * (band + 1) / pbands;
       const int64_t p0 = oh0 * s.g.out_w;
       float* own = bmid + band * s.M * band_ld;
-      // pair_rows16 writes row oh of channel m at base + m * band_ld + oh * out_w
+      // pair_rows writes row oh of channel m at base + m * band_ld + oh * out_w
       // (base + p0 is `own`; p0 <= band * band_ld, so base is inside bmid).
       for (int64_t pr = 0; pr < pairs; ++pr)
-        pair_rows16(s, pd, tp, we_packed, be, wd, bd, own - p0, band_ld, 2 * pr, oh0, oh1, buf);
+        pair_rows(w, s, pd, tp, we_packed, be, wd, bd, own - p0, band_ld, 2 * pr, oh0, oh1, buf);
       ConvDirectPlan plan;
       const int64_t* off = conv_direct_pointwise_plan(s.M, (oh1 - oh0) * s.g.out_w, band_ld, &plan);
       GemmEpilogue e = proj->ep;
       if (e.residual) e.residual += p0;
-      conv_direct_whole_k(SimdWidth::k512, plan, off, own, *proj->w, y + p0, e, nullptr, out_plane);
+      conv_direct_whole_k(w, plan, off, own, *proj->w, y + p0, e, nullptr, out_plane);
     }
   });
 }
 
-// 16-channel blocks projected on the 8 x 48 tile, split over the block pairs
-// into per-thread partial products, then summed (expand_depthwise says why).
-void expand_split_k16(const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp, const float* we_packed,
-                      const float* be, const float* wd, const float* bd, const ProjectStage* proj, float* mid,
-                      int64_t mid_plane, float* y, AlignedScratch& part_buf, ThreadPool& pool) {
+// Blocks projected on the 8 x 48 tile, split over the block pairs into
+// per-thread partial products, then summed (expand_depthwise says why).
+void expand_split_k(SimdWidth w, const ExpandDepthwiseShape& s, const Padded& pd, const Taps& tp,
+                    const float* we_packed, const float* be, const float* wd, const float* bd,
+                    const ProjectStage* proj, float* mid, int64_t mid_plane, float* y, AlignedScratch& part_buf,
+                    ThreadPool& pool) {
   const int64_t pairs = (s.M / pd.lanes + 1) / 2, out_plane = s.g.out_h * s.g.out_w, threads = pool.num_threads();
-  const int64_t P = proj->w->rows(), ld = ceil_div(out_plane, 16) * 16, part = P * ld;
+  const int64_t P = proj->w->rows(), ld = ceil_div(out_plane, 16) * 16, part = P * ld, pair_ch = 2 * pd.lanes;
   float* partial = part_buf.get<float>(static_cast<size_t>(threads * part));
   pool.parallel_for(threads, 1, [&](int64_t b, int64_t e2) {
     float* buf = block_scratch(static_cast<size_t>(2 * pd.plane()));
     for (int64_t t = b; t < e2; ++t) {
       const int64_t pr0 = pairs * t / threads, pr1 = pairs * (t + 1) / threads;
       for (int64_t pr = pr0; pr < pr1; ++pr)
-        pair_rows16(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, 2 * pr, 0, s.g.out_h, buf);
+        pair_rows(w, s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, 2 * pr, 0, s.g.out_h, buf);
       ConvDirectPlan plan;
       const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
-      conv_direct_whole_k(SimdWidth::k512, plan, off, mid, *proj->w, partial + t * part, GemmEpilogue{}, nullptr, ld,
-                          32 * pr0, std::min(s.M, 32 * pr1));
+      conv_direct_whole_k(w, plan, off, mid, *proj->w, partial + t * part, GemmEpilogue{}, nullptr, ld,
+                          pair_ch * pr0, std::min(s.M, pair_ch * pr1));
     }
   });
   pool.parallel_for(P, 8, [&](int64_t m0, int64_t m1) {
-    sum_partials(partial, threads, part, ld, out_plane, m0, m1, y, out_plane);
+    DLRT_SIMD_CALL(w, expand_sum_partials, partial, threads, part, ld, out_plane, m0, m1, y, out_plane);
     if (!proj->ep.empty()) apply_epilogue(proj->ep, y + m0 * out_plane, out_plane, m0, 0, m1 - m0, out_plane);
   });
 }
-#endif
 
-// The 1x1 projection of `mid` into y: the AVX-512 direct tile where Conv's
-// policy would take it, the AVX2 pointwise kernel, else the GEMM.
-void project_mid(const ExpandDepthwiseShape& s, bool c16, bool avx2, float* mid, int64_t mid_plane,
+// Weights packed for the 512-bit GEMM's 8 x 48 tile (conv_direct_whole_k), or
+// for the 6 x 16 tile of AVX2's and aarch64's (pointwise_direct).
+bool packed_8x48(const ProjectStage* proj) { return proj->w->mr() == 8 && proj->w->nr() == 48; }
+bool packed_6x16(const ProjectStage* proj) { return proj->w->mr() == 6 && proj->w->nr() == 16; }
+
+// The 1x1 projection of `mid` into y: the 512-bit direct tile where Conv's
+// policy would take it, the 6 x 16 pointwise kernel, else the GEMM.
+void project_mid(const ExpandDepthwiseShape& s, std::optional<SimdWidth> w, float* mid, int64_t mid_plane,
                  const ProjectStage* proj, float* y, ThreadPool& pool) {
   const int64_t out_plane = s.g.out_h * s.g.out_w;
-#ifdef DLRT_EXPAND_DW_AVX512
-  if (c16 && proj->w->mr() == 8 && proj->w->nr() == 48) {
+  if (w == SimdWidth::k512 && packed_8x48(proj)) {
     ConvDirectPlan plan;
     const int64_t* off = conv_direct_pointwise_plan(s.M, out_plane, mid_plane, &plan);
     if (conv_direct_worth(plan, CpuIsa::kAvx512, pool.num_threads(), proj->w->rows())) {
@@ -547,13 +335,10 @@ void project_mid(const ExpandDepthwiseShape& s, bool c16, bool avx2, float* mid,
       return;
     }
   }
-#endif
-#ifdef DLRT_EXPAND_DW_AVX2
-  if (avx2 && proj->w->mr() == 6 && proj->w->nr() == 16) {
-    pointwise_direct(SimdWidth::k256, mid, mid_plane, out_plane, *proj->w, y, out_plane, proj->ep, &pool);
+  if (w && packed_6x16(proj)) {
+    pointwise_direct(conv_direct_sliced_width(), mid, mid_plane, out_plane, *proj->w, y, out_plane, proj->ep, &pool);
     return;
   }
-#endif
   SgemmOperand a, b;
   a.packed = proj->w;
   b.data = mid;
@@ -570,14 +355,18 @@ void project_mid(const ExpandDepthwiseShape& s, bool c16, bool avx2, float* mid,
 bool expand_depthwise_ok(const ExpandDepthwiseShape& s) {
   const DepthwiseGeometry& g = s.g;
   const ExpandConvGeometry& e = s.e;
-  return s.K >= 1 && s.M >= 8 && (s.lanes == 8 || (s.lanes == 16 && cpu_has_avx512())) && s.M % s.lanes == 0 &&
+  return s.K >= 1 && s.M >= 8 && (s.lanes == 8 || block_width(s.lanes)) && s.M % s.lanes == 0 &&
          s.H >= 1 && s.W >= 1 && g.in_h == s.H && g.in_w == s.W &&
          depthwise_c8_avx2_ok(g) && g.pad_top < g.kh && g.pad_left < g.kw && e.kh >= 1 && e.kw >= 1 && e.sh >= 1 &&
          e.sw >= 1 && e.pad_top >= 0 && e.pad_left >= 0 && s.in_h >= 1 && s.in_w >= 1 &&
          (!e.pointwise() || (s.in_h == s.H && s.in_w == s.W));
 }
 
-int64_t expand_depthwise_lanes(int64_t M) { return cpu_has_avx512() && M % 16 == 0 ? 16 : 8; }
+int64_t expand_depthwise_lanes(int64_t M) {
+  if (cpu_has_avx512() && M % 16 == 0) return 16;
+  if (cpu_has_avx2() || !cpu_has_simd_kernels()) return 8;
+  return 4;  // NEON (the 128-bit instantiation)
+}
 
 std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t T, int64_t lanes) {
   std::vector<float> p(static_cast<size_t>(M * T));
@@ -589,37 +378,30 @@ std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t T, in
 
 void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float* we_packed, const float* be,
                       const float* wd, const float* bd, float* y, ThreadPool& pool, const ProjectStage* proj) {
-  // 16-channel blocks (AVX-512) or 8-channel ones (AVX2, portable).
-  bool c16 = false;
-#ifdef DLRT_EXPAND_DW_AVX512
-  c16 = s.lanes == 16 && cpu_has_avx512();
-#endif
-  const Padded pd = padded_of(s.g, c16 ? 16 : 8);
+  // Blocks of one vector's lanes at width w (16 at 512 bits, 8 at 256, 4 at
+  // 128), or the portable blocks of 8.
+  const std::optional<SimdWidth> w = block_width(s.lanes);
+  const Padded pd = padded_of(s.g, s.lanes);
   const int64_t blocks = s.M / pd.lanes, out_plane = s.g.out_h * s.g.out_w;
-  [[maybe_unused]] const int64_t pairs = (blocks + 1) / 2;  // the x86 paths below: work units of two blocks
+  const int64_t pairs = (blocks + 1) / 2;  // the vector paths' work units: two blocks
   const int64_t T = s.K * s.e.kh * s.e.kw;
   // Per-thread scratch: tap offsets, padded input, depthwise output, partials.
   thread_local AlignedScratch off_buf, pad_buf, mid_buf, part_buf;
   int64_t* off = off_buf.get<int64_t>(static_cast<size_t>(T));
   const Taps tp = expand_taps(s, x, pool, off, pad_buf);
-  // bands: the AVX2 path only.
-  [[maybe_unused]] const int64_t threads = pool.num_threads(), bands = depthwise_c8_row_bands(s.g.out_h, threads);
-  bool avx2 = false;
-#ifdef DLRT_EXPAND_DW_AVX2
-  avx2 = cpu_has_avx2();
-  // With the projection, each thread takes a range of output rows (one
-  // thread: the whole plane) and runs it band by band, so the depthwise
-  // output goes to the 1x1 conv through L2, never through memory (8-channel
-  // blocks only: 16-channel ones take the scratch below).
-  if (avx2 && !c16 && proj && proj->w->mr() == 6 && proj->w->nr() == 16 && bands == pool.num_threads()) {
+  const int64_t threads = pool.num_threads(), bands = depthwise_c8_row_bands(s.g.out_h, threads);
+  // With the projection on the 6 x 16 tile, each thread takes a range of
+  // output rows (one thread: the whole plane) and runs it band by band, so
+  // the depthwise output goes to the 1x1 conv through L2, never through
+  // memory (below 512 bits: 16-channel blocks take the paths below).
+  if (w && w != SimdWidth::k512 && proj && packed_6x16(proj) && bands == pool.num_threads()) {
     pool.parallel_for(bands, 1, [&](int64_t b, int64_t e2) {
       for (int64_t band = b; band < e2; ++band)
-        project_range(s, tp, we_packed, be, wd, bd, *proj, y, s.g.out_h * band / bands,
+        project_range(*w, s, tp, we_packed, be, wd, bd, *proj, y, s.g.out_h * band / bands,
                       s.g.out_h * (band + 1) / bands);
     });
     return;
   }
-#ifdef DLRT_EXPAND_DW_AVX512
   // 16-channel blocks with the projection on the 8 x 48 tile, the plane in
   // one row band per thread: a thread expands and filters its band's rows
   // for every pair of blocks, then projects the band's positions itself, so
@@ -643,17 +425,13 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   //   28x28 planes in 2 bands on 1 thread were slower than whole); on 2+
   //   threads a multiple of their count (expand_row_bands).
   const int64_t pbands = expand_row_bands(s.g.out_h, threads);
-  if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && pbands > 1)
-    return expand_bands16(s, pd, tp, we_packed, be, wd, bd, proj, y, pbands, mid_buf, pool);
-#endif
-#endif
+  if (w == SimdWidth::k512 && proj && packed_8x48(proj) && pbands > 1)
+    return expand_bands(*w, s, pd, tp, we_packed, be, wd, bd, proj, y, pbands, mid_buf, pool);
   // Otherwise the depthwise output goes to y, or with the projection to a
   // scratch the 1x1 conv then reads (split over the pool by positions).
   // (The scratch's channel rows start on cache lines, as in project_range.)
-  const int64_t mid_plane = proj && avx2 ? ceil_div(out_plane, 16) * 16 : out_plane;
+  const int64_t mid_plane = proj && w ? ceil_div(out_plane, 16) * 16 : out_plane;
   float* mid = proj ? mid_buf.get<float>(static_cast<size_t>(s.M * mid_plane)) : y;
-#ifdef DLRT_EXPAND_DW_AVX2
-#ifdef DLRT_EXPAND_DW_AVX512
   // Planes too small for bands (14x14 and 7x7 on 2 threads): each thread
   // takes a contiguous run of the block pairs, expands and filters them into
   // its channels of mid, and projects those channels alone (the terms of the
@@ -664,37 +442,28 @@ void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float
   // other's depthwise output (mobilenet_v2 on 2 threads, its 7x7 blocks
   // fused: 1.2% faster than with that split; its 14x14 blocks split over K
   // rather than in bands of 7 rows: 0.7% faster).
-  if (c16 && proj && proj->w->mr() == 8 && proj->w->nr() == 48 && threads > 1 && pairs >= threads)
-    return expand_split_k16(s, pd, tp, we_packed, be, wd, bd, proj, mid, mid_plane, y, part_buf, pool);
-#endif
-  if (avx2) {
-    // Pairs of blocks: the expand tile then has the GEMM's 12 accumulators
-    // (AVX-512: 16). Row bands as the depthwise layers take them (a band
+  if (w == SimdWidth::k512 && proj && packed_8x48(proj) && threads > 1 && pairs >= threads)
+    return expand_split_k(*w, s, pd, tp, we_packed, be, wd, bd, proj, mid, mid_plane, y, part_buf, pool);
+  if (w) {
+    // Pairs of blocks: the expand tile then has 12 accumulators (32
+    // registers: 24). Row bands as the depthwise layers take them (a band
     // expands the few rows its taps share with the next band again).
     pool.parallel_for(bands * pairs, 1, [&](int64_t b, int64_t e2) {
       float* buf = block_scratch(static_cast<size_t>(2 * pd.plane()));
       for (int64_t u = b; u < e2; ++u) {
         const int64_t band = u / pairs, blk = 2 * (u % pairs);
         const int64_t oh0 = s.g.out_h * band / bands, oh1 = s.g.out_h * (band + 1) / bands;
-#ifdef DLRT_EXPAND_DW_AVX512
-        if (c16) {
-          pair_rows16(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, blk, oh0, oh1, buf);
-          continue;
-        }
-#endif
-        pair_rows(s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, blk, oh0, oh1, buf);
+        pair_rows(*w, s, pd, tp, we_packed, be, wd, bd, mid, mid_plane, blk, oh0, oh1, buf);
       }
     });
-  } else
-#endif
-  {
+  } else {
     pool.parallel_for(blocks, 1, [&](int64_t b, int64_t e2) {
       float* buf = block_scratch(static_cast<size_t>(pd.plane()));
       for (int64_t blk = b; blk < e2; ++blk) block_generic(s, pd, tp, we_packed, be, wd, bd, mid, blk, buf);
     });
   }
   if (!proj) return;
-  project_mid(s, c16, avx2, mid, mid_plane, proj, y, pool);
+  project_mid(s, w, mid, mid_plane, proj, y, pool);
 }
 
 }  // namespace dlrt::cpu

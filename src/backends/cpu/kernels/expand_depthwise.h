@@ -1,8 +1,9 @@
 // A dense conv (the "expand" stage: mobilenet_v2's 1x1 expand convs, or a
 // small stem such as its 3x3/2 on the RGB input) and the depthwise conv that
 // reads its output, in one pass (com.dlrt FusedExpandDepthwise): for each
-// block of 8 expanded channels (16 on AVX-512), the first conv writes its
-// output straight into the depthwise kernel's padded [rows][columns][8 or 16]
+// block of expanded channels (one vector's lanes: 16 at 512 bits, 8 at 256,
+// 4 at 128; 8 on the portable path), the first conv writes its output
+// straight into the depthwise kernel's padded [rows][columns][lanes]
 // scratch, so the expanded tensor never goes to memory in NCHW and the
 // depthwise conv transposes nothing on the way in.
 #pragma once
@@ -31,15 +32,17 @@ struct ExpandDepthwiseShape {
   int64_t H = 0, W = 0;   // expanded plane (the first conv's output)
   DepthwiseGeometry g;    // the depthwise conv on the H x W planes (in_h = H, in_w = W)
   ClampStage act_e, act_d;  // the expand and the depthwise activations (Relu/Clip or none)
-  int64_t lanes = 8;        // channels per block of the packed weights: 8, or 16 (expand_depthwise_lanes)
+  int64_t lanes = 8;        // channels per block of the packed weights: 16, 8 or 4 (expand_depthwise_lanes)
 };
 
-// Whether expand_depthwise runs this shape (s.lanes 16 only on an AVX-512 CPU).
+// Whether expand_depthwise runs this shape (s.lanes 8, or the lanes of a
+// vector width selected under cpu_isa(): 16 needs AVX-512, 4 the neon level).
 bool expand_depthwise_ok(const ExpandDepthwiseShape& s);
 
 // The channel block expand_depthwise takes for M expanded channels on this
 // CPU (under cpu_isa()): 16 on AVX-512 when M is a multiple of 16 (one zmm
-// per position), else 8.
+// per position), else 8 on AVX2 and AVX-512, 4 at the neon level, 8 on the
+// portable path.
 int64_t expand_depthwise_lanes(int64_t M);
 
 // Row bands of the AVX-512 projection path for `out_h` output rows on
@@ -53,8 +56,8 @@ inline int64_t expand_row_bands(int64_t out_h, int64_t threads) {
   return out_h >= 56 && capped > bands ? capped : bands;
 }
 
-// The expand weights We [M][T] (T = K * kh * kw) as blocks of `lanes` (8 or
-// 16) output channels, [M / lanes][T][lanes].
+// The expand weights We [M][T] (T = K * kh * kw) as blocks of `lanes` (16,
+// 8 or 4) output channels, [M / lanes][T][lanes].
 std::vector<float> pack_expand_weights(const float* We, int64_t M, int64_t T, int64_t lanes = 8);
 
 // The optional third conv: a 1x1 one (mobilenet_v2's projection) of N x M
@@ -66,12 +69,11 @@ struct ProjectStage {
 };
 
 // y [M][out_h][out_w] = act_d(dw(act_e(conv(x, We) + be)) + bd) for one image x [K][in_h][in_w];
-// be, bd may be null. Blocks of s.lanes channels (AVX2 and AVX-512: pairs of
-// blocks) split over the pool; s.lanes = 16 only on AVX-512 CPUs, with weights
-// packed for it.
-// With proj, y [N][out_h][out_w] = proj.ep(Wp * that): on AVX2, when the
-// layer splits by rows (one thread, or row bands), band by band with the
-// depthwise output kept in L2.
+// be, bd may be null. Blocks of s.lanes channels (the vector paths: pairs of
+// blocks) split over the pool, with weights packed for s.lanes.
+// With proj, y [N][out_h][out_w] = proj.ep(Wp * that): below 512 bits, with
+// Wp packed for the 6 x 16 tile, when the layer splits by rows (one thread,
+// or row bands), band by band with the depthwise output kept in L2.
 void expand_depthwise(const ExpandDepthwiseShape& s, const float* x, const float* we_packed, const float* be,
                       const float* wd, const float* bd, float* y, ThreadPool& pool,
                       const ProjectStage* proj = nullptr);

@@ -330,6 +330,29 @@ DLRT_SIMD_FN void store_bytes(void* p, Vf v, int64_t n) {
   for (int64_t i = 0; i < n && i < 4; ++i) static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(q[i]);
 }
 
+// Integer sums (depthwise_int8_simd.h): int16 widened to int32, low halves
+// of products (wrapping), int32 stores.
+using Vi16x4 = int16_t __attribute__((vector_size(8), aligned(8)));
+DLRT_SIMD_FN Vi32 load_i16_i32(const int16_t* p) {
+  Vi16x4 h;
+  std::memcpy(&h, p, sizeof h);
+  return __builtin_convertvector(h, Vi32);
+}
+DLRT_SIMD_FN Vi32 load_first_i16_i32(const int16_t* p, int64_t n) {
+  if (n >= 4) return load_i16_i32(p);
+  Vi32 v = set1_i32(0);
+  for (int64_t i = 0; i < n; ++i) v[i] = p[i];
+  return v;
+}
+DLRT_SIMD_FN Vi32 mullo_i32(Vi32 a, Vi32 b) {
+  return reinterpret_cast<Vi32>(reinterpret_cast<Vu32>(a) * reinterpret_cast<Vu32>(b));
+}
+DLRT_SIMD_FN void storeu_i32(int32_t* p, Vi32 v) { std::memcpy(p, &v, sizeof v); }
+DLRT_SIMD_FN void store_first_i32(int32_t* p, Vi32 v, int64_t n) {
+  if (n >= 4) return storeu_i32(p, v);
+  for (int64_t i = 0; i < n; ++i) p[i] = v[i];
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w128

@@ -293,6 +293,32 @@ DLRT_SIMD_FN void store_bytes(void* p, Vf v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(p)[i] = t[i];
 }
 
+// Integer sums (depthwise_int8_simd.h): int16 widened to int32, low halves
+// of products (wrapping), int32 stores.
+DLRT_SIMD_FN Vi32 load_i16_i32(const int16_t* p) {
+  return _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+DLRT_SIMD_FN Vi32 load_first_i16_i32(const int16_t* p, int64_t n) {
+  if (n >= 8) return load_i16_i32(p);
+  if (n <= 0) return _mm256_setzero_si256();
+  // AVX2 has no 16-bit masked load: the whole pairs by a 32-bit one, an odd last value blended in.
+  const int k = static_cast<int>(n);
+  __m128i v = _mm_maskload_epi32(reinterpret_cast<const int*>(p),
+                                 _mm_cmpgt_epi32(_mm_set1_epi32(k >> 1), _mm_setr_epi32(0, 1, 2, 3)));
+  if (k & 1)
+    v = _mm_blendv_epi8(v, _mm_set1_epi16(p[k - 1]),
+                        _mm_cmpeq_epi16(_mm_set1_epi16(static_cast<int16_t>(k - 1)), _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7)));
+  return _mm256_cvtepi16_epi32(v);
+}
+DLRT_SIMD_FN Vi32 mullo_i32(Vi32 a, Vi32 b) { return _mm256_mullo_epi32(a, b); }
+DLRT_SIMD_FN void storeu_i32(int32_t* p, Vi32 v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+DLRT_SIMD_FN void store_first_i32(int32_t* p, Vi32 v, int64_t n) {
+  if (n >= 8)
+    storeu_i32(p, v);
+  else if (n > 0)
+    _mm256_maskstore_epi32(p, first_mask(n), v);
+}
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w256

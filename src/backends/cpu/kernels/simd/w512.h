@@ -298,6 +298,18 @@ DLRT_SIMD_FN void store_bytes(void* p, Vf v, int64_t n) {
     _mm512_mask_cvtepi32_storeu_epi8(p, first_mask(n), q);
 }
 
+// Integer sums (depthwise_int8_simd.h): int16 widened to int32, low halves
+// of products (wrapping), int32 stores.
+DLRT_SIMD_FN Vi32 load_i16_i32(const int16_t* p) {
+  return _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+DLRT_SIMD_FN Vi32 load_first_i16_i32(const int16_t* p, int64_t n) {
+  return _mm512_cvtepi16_epi32(_mm256_maskz_loadu_epi16(first_mask(n), p));
+}
+DLRT_SIMD_FN Vi32 mullo_i32(Vi32 a, Vi32 b) { return _mm512_mullo_epi32(a, b); }
+DLRT_SIMD_FN void storeu_i32(int32_t* p, Vi32 v) { _mm512_storeu_si512(p, v); }
+DLRT_SIMD_FN void store_first_i32(int32_t* p, Vi32 v, int64_t n) { _mm512_mask_storeu_epi32(p, first_mask(n), v); }
+
 #undef DLRT_SIMD_FN
 
 }  // namespace dlrt::cpu::simd::w512
