@@ -19,6 +19,8 @@
 //   SparseStaticEmbedding  a weight per token, no ONNX model (static_embedding.h)
 //   Router                 module 0: a list of modules per route (query, document), router.h
 //   Dropout                nothing at inference
+//   MultiVectorMask        6.x's multi-vector encoder: the tokens a query or document keeps (multi_vector.h)
+//   HierarchicalTokenPooling  6.x's multi-vector encoder: with pool_factor 1 a normalisation (multi_vector.h)
 #pragma once
 
 #include <cstddef>
@@ -42,6 +44,8 @@ enum class ModuleType {
   kSparseStaticEmbedding,
   kRouter,
   kDropout,
+  kMultiVectorMask,
+  kTokenPooling,
 };
 
 // The implemented types: modules.json's "type" string of each.
