@@ -40,8 +40,6 @@ std::string special_token_name(const fs::path& dir, const char* key) {
 
 namespace {
 
-std::optional<int64_t> id_of(const Tokenizer& tok, const std::string& token) { return multi_vector_token_id(tok, token); }
-
 std::string mask_token_name(const fs::path& dir) {
   std::string name = special_token_name(dir, "mask_token");
   return name.empty() ? "[MASK]" : name;
@@ -158,8 +156,8 @@ MultiVectorEmbedder::~MultiVectorEmbedder() = default;
 Result<std::unique_ptr<MultiVectorEmbedder>> MultiVectorEmbedder::create(const std::string& model_dir,
                                                                          const EmbedderOptions& options) {
   DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_file(model_dir));
-  auto impl = std::make_unique<Impl>();
   if (is_multi_vector_encoder_folder(file.dir)) return create_encoder(model_dir, file.dir, options);
+  auto impl = std::make_unique<Impl>();
   DLRT_ASSIGN_OR_RETURN(impl->config, read_multi_vector_config(file.dir));
   DLRT_ASSIGN_OR_RETURN(impl->dense, read_dense_modules(file.dir));
   DLRT_ASSIGN_OR_RETURN(impl->base, Embedder::create_transformer(model_dir, options));
@@ -173,7 +171,7 @@ Result<std::unique_ptr<MultiVectorEmbedder>> MultiVectorEmbedder::create(const s
   // Each marker is one token: PyLate adds it to the tokenizer and inserts its id after [CLS].
   auto marker = [&](const std::string& prefix, const char* key, std::optional<int64_t>& out) -> Status {
     if (prefix.empty()) return Status::Ok();
-    out = id_of(tok, prefix);
+    out = multi_vector_token_id(tok, prefix);
     if (!out)
       return InvalidModel(file.dir.string() + ": the " + key + " \"" + prefix +
                           "\" of config_sentence_transformers.json is not a token of the tokenizer");
@@ -187,7 +185,7 @@ Result<std::unique_ptr<MultiVectorEmbedder>> MultiVectorEmbedder::create(const s
                         " or document_length " + std::to_string(impl->config.document_length) +
                         " is over the model's " + std::to_string(limit) + " tokens");
   const std::string mask = mask_token_name(file.dir);
-  if (auto id = id_of(tok, mask)) {
+  if (auto id = multi_vector_token_id(tok, mask)) {
     impl->mask_id = *id;
   } else if (impl->config.do_query_expansion) {
     return InvalidModel(file.dir.string() + ": query expansion needs the mask token \"" + mask +
@@ -198,7 +196,7 @@ Result<std::unique_ptr<MultiVectorEmbedder>> MultiVectorEmbedder::create(const s
   // A skip-list word that is not a token stands for the unknown token, as
   // PyLate's lookup makes it.
   for (const std::string& w : impl->config.skiplist_words) {
-    if (auto id = id_of(tok, w)) impl->skiplist.insert(*id);
+    if (auto id = multi_vector_token_id(tok, w)) impl->skiplist.insert(*id);
     else if (tok.unk_id() >= 0) impl->skiplist.insert(tok.unk_id());
   }
   return std::unique_ptr<MultiVectorEmbedder>(new MultiVectorEmbedder(std::move(impl)));
