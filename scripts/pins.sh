@@ -53,14 +53,20 @@ RETRIEVAL_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transforme
 # Not installed by any script: the venvs a developer makes to rerun
 # tests/models/make_st_modules.py (folders saved by sentence-transformers 5.x
 # and 6.x, committed under tests/models/st_modules/; see that script).
-ST5_MODULE_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 tokenizers==0.22.2 onnx==1.23.2 numpy==2.4.6"
-ST6_MODULE_PACKAGES="torch==2.10.0 transformers==5.24.0 sentence-transformers==6.2.0 tokenizers==0.23.3 onnx==1.23.2 numpy==2.4.6 jinja2==3.1.6"
+ST5_MODULE_PACKAGES="torch==2.10.0 transformers==4.57.6 sentence-transformers==5.3.0 tokenizers==0.22.2 onnx==1.23.2 numpy==2.4.6 optimum==2.1.0 optimum-onnx==0.1.0"
+ST6_MODULE_PACKAGES="torch==2.10.0 transformers==5.24.0 sentence-transformers==6.2.0 tokenizers==0.23.3 onnx==1.23.2 numpy==2.4.6 jinja2==3.1.6 pillow==13.0.0"
+# st5_cross_encoder: sentence-transformers 5.7 (writes 6.x's modules.json layout) over ST6_MODULE_PACKAGES'
+# transformers; st6_decoder_embed's optimum export runs on OPTIMUM_PATH, a folder made with
+# pip install --no-deps --target DIR $ST6_DECODER_EXPORT_PACKAGES (optimum-onnx 0.1.0 needs transformers < 4.58).
+ST5_7_MODULE_PACKAGES="sentence-transformers==5.7.0"
+ST6_DECODER_EXPORT_PACKAGES="transformers==4.57.6 tokenizers==0.22.2 huggingface_hub==0.36.2 optimum==2.1.0 optimum-onnx==0.1.0 requests==2.34.2 charset_normalizer==3.5.3 idna==3.20 urllib3==2.8.0 certifi==2026.10.19.post1"
 # Not installed by any script: the venv a developer makes to rerun
 # tests/image/make_image_set.py (the image test set and transformers' CLIP /
 # SigLIP processor references, committed under tests/image/data/; see that script).
 IMAGE_SET_PACKAGES="transformers==4.57.6 pillow==12.0.0 numpy==2.4.6"
-# make_image_set.py --references: the processors' arrays as Pillow 13 resizes.
-IMAGE_REFERENCE_PACKAGES="transformers==5.24.0 pillow==13.0.0 numpy==2.4.6"
+# make_image_set.py --references: the processors' arrays as Pillow 13 resizes, and the
+# torchvision processors' (torch and torchvision: the "..._fast" configs).
+IMAGE_REFERENCE_PACKAGES="transformers==5.24.0 pillow==13.0.0 numpy==2.4.6 torch==2.15.0 torchvision==0.29.2"
 # tests/models/make_image_models.py (run by hand, once; its output is committed under
 # tests/models/image/): the tiny CLIP towers and their torch references. torch from PyPI.
 IMAGE_MODEL_PACKAGES="torch==2.10.0 transformers==4.57.6 onnx==1.23.2 onnxruntime==1.31.1 onnxscript==0.7.2 tokenizers==0.22.2 numpy==2.4.6 pillow==12.0.0 safetensors==0.8.0"

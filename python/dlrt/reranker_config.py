@@ -9,7 +9,11 @@ sentence-transformers 6.2's CrossEncoder.predict does for a (query, document) pa
 processing_kwargs' chat_template arguments (add_generation_prompt, ...) and the tokenizer's named special
 tokens (bos_token, ...) as template variables. The query, the document and the prompt are unique
 sentinel strings, which become {query}, {document} and {instruction} in the template that dlrt fills
-per pair. The result is checked on probe pairs (spaces, case, markup, quotes, braces, line breaks,
+per pair. The template comes from where transformers 5 loads it (a processor's files when the folder names a
+processor_class, else the tokenizer's; see _chat_template); a processor's prompt gets the tokenizer's special
+tokens unless it starts with the BOS token, a tokenizer's never ("special_tokens"). A template that gives the
+prompt a system turn only when there is one gets a second template for requests with an instruction
+("instruction_template"). The result is checked on probe pairs (spaces, case, markup, quotes, braces, line breaks,
 non-ASCII, empty): a template that changes the content in any way other than putting it in place
 (trims, escapes, case changes, branches on it), drops it, reads the date, or fails to render is
 refused with the reason and exit status 1. Needs jinja2 (`pip install jinja2`).
@@ -33,6 +37,8 @@ PROBES = [
 ]
 # apply_chat_template's size arguments: dlrt takes the maximum length from the folder, not from these.
 SIZE_KWARGS = ("truncation", "max_length", "return_tensors")
+# apply_chat_template's arguments that change the tokenization or the rendered messages.
+UNREAD_KWARGS = ("sanitize_control_tokens", "continue_final_message", "tools", "documents")
 
 
 class RefusedError(Exception):
@@ -49,20 +55,83 @@ def _read_json(path, default=None):
         raise RefusedError(f"{path}: {e}") from e
 
 
-def _chat_template(folder):
-    """The template transformers' tokenizer loads: chat_template.jinja, else tokenizer_config.json's."""
-    path = os.path.join(folder, "chat_template.jinja")
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
-    path = os.path.join(folder, "tokenizer_config.json")
-    template = (_read_json(path, {}) or {}).get("chat_template")
-    if isinstance(template, list):  # named templates: the "default" one
-        template = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}.get("default")
+def _read_text(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _processor_class(folder):
+    """The processor class transformers' AutoProcessor finds in the folder's files (None: a tokenizer loads)."""
+    for name in ("processor_config.json", "preprocessor_config.json", "video_preprocessor_config.json",
+                 "tokenizer_config.json", "config.json"):
+        cls = (_read_json(os.path.join(folder, name), {}) or {}).get("processor_class")
+        if isinstance(cls, str) and cls:
+            return cls
+    return None
+
+
+def _template_files(folder):
+    """chat_template.jinja and additional_chat_templates/*.jinja as transformers 5 reads them: a string, a dict of
+    named templates ("default": chat_template.jinja), or None."""
+    templates = {}
+    extra = os.path.join(folder, "additional_chat_templates")
+    if os.path.isdir(extra):
+        for name in sorted(os.listdir(extra)):
+            if name.endswith(".jinja"):
+                templates[name[:-len(".jinja")]] = _read_text(os.path.join(extra, name))
+    if os.path.exists(os.path.join(folder, "chat_template.jinja")):
+        templates["default"] = _read_text(os.path.join(folder, "chat_template.jinja"))
+    if list(templates) == ["default"]:
+        return templates["default"], os.path.join(folder, "chat_template.jinja")
+    return (templates or None), extra
+
+
+def _chat_template(folder, st_config, requested):
+    """The template sentence-transformers 6.2's CrossEncoder renders with, from where transformers 5 loads it, and
+    whether a processor (not a bare tokenizer) applies it. A tokenizer: sentence_bert_config.json's processor_kwargs
+    chat_template, else chat_template.jinja (with additional_chat_templates/), else tokenizer_config.json's
+    chat_template. A processor (a processor_class in its files): processor_kwargs' chat_template, else
+    processor_config.json's chat_template, else chat_template.json's, else chat_template.jinja (with
+    additional_chat_templates/). `requested`: processing_kwargs' chat_template argument (a name or a template)."""
+    kwargs = st_config.get("processor_kwargs", st_config.get("tokenizer_args")) or {}
+    cls = _processor_class(folder)
+    # sentence-transformers renders PaliGemma's text-only pairs with its tokenizer.
+    processor = cls is not None and cls != "PaliGemmaProcessor"
+    template, path = None, None
+    if isinstance(kwargs, dict) and kwargs.get("chat_template") is not None:
+        template, path = kwargs["chat_template"], os.path.join(folder, "sentence_bert_config.json")
+    elif processor:
+        pc = os.path.join(folder, "processor_config.json")
+        legacy = os.path.join(folder, "chat_template.json")
+        if (_read_json(pc, {}) or {}).get("chat_template") is not None:
+            template, path = _read_json(pc)["chat_template"], pc
+        elif os.path.exists(legacy):
+            if os.path.isdir(os.path.join(folder, "additional_chat_templates")):
+                raise RefusedError(f"{legacy}: transformers refuses a chat_template.json beside "
+                                   "additional_chat_templates/")
+            template, path = (_read_json(legacy, {}) or {}).get("chat_template"), legacy
+        else:
+            template, path = _template_files(folder)
+    else:
+        template, path = _template_files(folder)
+        if template is None:
+            path = os.path.join(folder, "tokenizer_config.json")
+            template = (_read_json(path, {}) or {}).get("chat_template")
+    if isinstance(template, list):  # named templates
+        template = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
+    if isinstance(template, dict):
+        name = requested if requested is not None else "default"
+        if name not in template and requested is None:
+            raise RefusedError(f"{path}: named chat templates {sorted(template)} and none is \"default\"")
+        template = template.get(name, requested)
+    elif requested is not None:
+        template = requested  # apply_chat_template's chat_template argument is the template itself
     if not isinstance(template, str) or not template:
-        raise RefusedError(f"{folder}: the tokenizer has no chat template (chat_template.jinja or tokenizer_config.json's "
-                           "chat_template); dlrt serves such a reranker as it is, without reranker_config.json")
-    return template, path
+        where = ("processor_config.json's chat_template, chat_template.json or chat_template.jinja" if processor
+                 else "chat_template.jinja or tokenizer_config.json's chat_template")
+        raise RefusedError(f"{folder}: the {'processor' if processor else 'tokenizer'} has no chat template ({where}); "
+                           "dlrt serves such a reranker as it is, without reranker_config.json")
+    return template, path, processor
 
 
 def _special_tokens(folder):
@@ -127,10 +196,11 @@ def _message_format(st_config, model_type, template):
     return "structured" if any(p in template for p in patterns) else "flat"
 
 
-def fill(template, instruction, query, document):
-    """dlrt's substitution (llm_reranker.cpp): {instruction}, {query}, {document} replaced in one pass."""
+def fill(template, instruction, query, document, empty_text=""):
+    """dlrt's substitution (llm_reranker.cpp): {instruction}, {query}, {document} replaced in one pass; an empty
+    query or document by `empty_text`."""
     out, i = [], 0
-    values = {"{instruction}": instruction, "{query}": query, "{document}": document}
+    values = {"{instruction}": instruction, "{query}": query or empty_text, "{document}": document or empty_text}
     while i < len(template):
         for key in PLACEHOLDERS:
             if template.startswith(key, i):
@@ -166,7 +236,13 @@ class _Renderer:
             raise RefusedError(f"{folder}: sentence_bert_config.json's processing_kwargs.chat_template sets "
                                f"{[k for k in SIZE_KWARGS if k in kwargs]}, which dlrt does not read")
         kwargs.pop("padding", None)
-        self.template, self.template_path = _chat_template(folder)
+        if any(kwargs.get(k) for k in UNREAD_KWARGS):
+            raise RefusedError(f"{folder}: sentence_bert_config.json's processing_kwargs.chat_template sets "
+                               f"{[k for k in UNREAD_KWARGS if kwargs.get(k)]}, which dlrt does not read")
+        for k in UNREAD_KWARGS:
+            kwargs.pop(k, None)
+        requested = kwargs.pop("chat_template", None)
+        self.template, self.template_path, self.processor = _chat_template(folder, st, requested)
         config = _read_json(os.path.join(folder, "config.json"), {}) or {}
         self.format = _message_format(st, config.get("model_type"), self.template)
         env, self.jinja2 = _environment()
@@ -174,7 +250,8 @@ class _Renderer:
             self.compiled = env.from_string(self.template)
         except self.jinja2.TemplateError as e:
             raise RefusedError(f"{self.template_path}: the chat template does not parse: {e}") from e
-        self.variables = {**_special_tokens(folder), **kwargs}
+        self.special = _special_tokens(folder)
+        self.variables = {**self.special, **kwargs}
         self.variables.setdefault("add_generation_prompt", False)
         cst = _read_json(os.path.join(folder, "config_sentence_transformers.json"), {}) or {}
         name = cst.get("default_prompt_name")
@@ -184,7 +261,10 @@ class _Renderer:
         self.default_prompt = self.default_prompt or None  # an empty prompt adds no system message
 
     def _message(self, role, text):
-        return {"role": role, "content": text if self.format == "flat" else [{"type": "text", "text": text}]}
+        if self.format == "flat":
+            # A processor's apply_chat_template (tokenize=True) makes an empty content an empty list.
+            return {"role": role, "content": [] if self.processor and text == "" else text}
+        return {"role": role, "content": [{"type": "text", "text": text}]}
 
     def render(self, query, document, system=None):
         messages = [self._message("query", query), self._message("document", document)]
@@ -219,13 +299,24 @@ def _with_placeholders(rendered, path, roles):
     return rendered
 
 
-def _check(renderer, template, default_instruction):
+def _empty_text(renderer, template, default_instruction):
+    """What an empty query or document renders as: itself, or (a processor's, in the flat format) an empty list."""
+    want = renderer.render("", "", renderer.default_prompt)
+    for candidate in ("", renderer.compiled.environment.from_string("{{ x }}").render(x=[])):
+        if fill(template, default_instruction or "", "", "", candidate) == want:
+            return candidate
+    return ""  # neither: the probes say how the template changes the content
+
+
+def _check(renderer, template, default_instruction, instruction_template=None, empty_text=""):
     """Every probe pair renders as dlrt fills the template; else the template transforms the content."""
+    with_instruction = instruction_template or template
     for query, document, instruction in PROBES:
-        cases = [(instruction, renderer.render(query, document, instruction))] if "{instruction}" in template else []
-        cases.append((default_instruction or "", renderer.render(query, document, renderer.default_prompt)))
-        for instr, want in cases:
-            got = fill(template, instr, query, document)
+        cases = [(with_instruction, instruction, renderer.render(query, document, instruction))] \
+            if "{instruction}" in with_instruction else []
+        cases.append((template, default_instruction or "", renderer.render(query, document, renderer.default_prompt)))
+        for tmpl, instr, want in cases:
+            got = fill(tmpl, instr, query, document, empty_text)
             if got != want:
                 at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
                 raise RefusedError(
@@ -260,14 +351,35 @@ def make_config(folder):
     else:
         without = _with_placeholders(r.render(s["query"], s["document"]), r.template_path, pair)
         default_instruction = _default_instruction(with_system, without) if "{instruction}" in with_system else None
-        # No slot an instruction fills without changing the rest: the prompt without one, taking none.
+        # No slot an instruction fills without changing the rest (a system turn only with one): the prompt
+        # without one, and the prompt with one for a request that gives an instruction.
         template = with_system if default_instruction is not None else without
-    _check(r, template, default_instruction)
-    config = {"prefix": "", "template": template, "suffix": "", "special_tokens": False,
+    instruction_template = with_system if "{instruction}" in with_system and template != with_system else None
+    empty_text = _empty_text(r, template, default_instruction)
+    _check(r, template, default_instruction, instruction_template, empty_text)
+    config = {"prefix": "", "template": template, "suffix": "",
+              "special_tokens": _special_tokens_added(r, [t for t in (template, instruction_template) if t]),
               "restore_suffix": r.restore_suffix}
     if default_instruction is not None:
         config["instruction"] = default_instruction
+    if instruction_template is not None:
+        config["instruction_template"] = instruction_template
+    if empty_text:
+        config["empty_text"] = empty_text
     return config
+
+
+def _special_tokens_added(renderer, templates):
+    """Whether the tokenizer's post-processor adds its special tokens to the rendered prompt: a tokenizer's
+    apply_chat_template never does; a processor's does unless the prompt starts with the BOS token."""
+    if not renderer.processor:
+        return False
+    bos = renderer.special.get("bos_token")
+    starts = {bool(bos) and t.startswith(bos) for t in templates}
+    if bos and any(t.startswith(p) for t in templates for p in PLACEHOLDERS) or len(starts) != 1:
+        raise RefusedError(f"{renderer.template_path}: whether the prompt starts with the BOS token {bos!r}, which "
+                           "decides whether the processor adds special tokens, depends on the content")
+    return not starts.pop()
 
 
 def main(argv=None):

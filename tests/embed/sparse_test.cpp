@@ -217,12 +217,13 @@ TEST(EmbedModules, UnimplementedTypesAreRefusedAtLoad) {
   s = with_modules("dense_ok", "[" + transformer + R"(,{"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},
       {"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}])");
   EXPECT_TRUE(s.ok()) << s.to_string();
-  EXPECT_EQ(implemented_module_types().size(), 23u);  // 12 under 5.x's and PyLate's names, 11 under 6.x's
+  EXPECT_EQ(implemented_module_types().size(), 27u);  // 13 under 5.x's and PyLate's names, 14 under 6.x's
 }
 
 // modules.json as sentence-transformers runs it (issue 80): one Transformer
 // first, one Pooling, no Dense or Normalize before it and no Dense after a
-// Normalize; each other order is InvalidModel naming the module. A
+// Normalize, one WeightedLayerPooling at most, before the Pooling; each other
+// order is InvalidModel naming the module. A
 // default_prompt_name that is not a string is InvalidModel too.
 TEST(EmbedModules, OrderIsSentenceTransformers) {
   const fs::path dense = testing::retrieval_dir() / "dense_embed";
@@ -236,6 +237,8 @@ TEST(EmbedModules, OrderIsSentenceTransformers) {
     return e.ok() ? Status::Ok() : e.status();
   };
   EXPECT_TRUE(load("in_order", mods).ok());
+  const json wlp = {{"idx", 1}, {"name", "1"}, {"path", "1_WeightedLayerPooling"},
+                    {"type", "sentence_transformers.models.WeightedLayerPooling"}};
   const struct {
     const char* name;
     json modules;
@@ -254,6 +257,12 @@ TEST(EmbedModules, OrderIsSentenceTransformers) {
        {mods[0], mods[1], mods[2], mods[3], mods[0], mods[4]},
        "module 4 (sentence_transformers.models.Transformer) is a second Transformer"},
       {"dense_after_normalize", {mods[0], mods[1], mods[2], mods[4], mods[3]}, "comes after the Normalize module 3"},
+      {"layers_after_pooling",
+       {mods[0], mods[1], wlp, mods[2], mods[3], mods[4]},
+       "module 2 (sentence_transformers.models.WeightedLayerPooling) comes after the pooling module"},
+      {"two_layer_poolings",
+       {mods[0], wlp, wlp, mods[1], mods[2], mods[3], mods[4]},
+       "is a second WeightedLayerPooling after module 1"},
   };
   for (const auto& c : cases) {
     Status s = load(c.name, c.modules);

@@ -1,9 +1,11 @@
 // Folders sentence-transformers 5.x and 6.x saved (tests/models/st_modules/,
 // written by tests/models/make_st_modules.py) against that library's torch
 // outputs: Transformer + Pooling + Dense + LayerNorm + Normalize, SPLADE,
-// StaticEmbedding and SparseStaticEmbedding, through the Embedder and
-// `dlrt embed`; 6.x's LogitScore LLM reranker through `dlrt rerank`; each Dense activation against torch's values; and the
-// refusal of a module type dlrt does not implement.
+// StaticEmbedding and SparseStaticEmbedding, Transformer + WeightedLayerPooling
+// + Pooling, through the Embedder and `dlrt embed`; 6.x's Qwen3-style decoder embedder with its prompts
+// through the Embedder and `dlrt embed`; CrossEncoder folders of 5.3, 5.7 and 6.2 and 6.x's LogitScore
+// LLM reranker through `dlrt rerank`; each Dense activation against torch's values; and the refusal of
+// a module type dlrt does not implement.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <fstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -68,7 +71,7 @@ TEST_P(StModules, ModuleTypesAreTheLibrarysAndAllImplemented) {
 TEST_P(StModules, DenseAndStaticMatchTorch) {
   const json ref = st_reference(GetParam());
   const auto texts = ref["texts"].get<std::vector<std::string>>();
-  for (const char* name : {"dense", "static"}) {
+  for (const char* name : {"dense", "static", "wlp"}) {
     SCOPED_TRACE(name);
     auto e = Embedder::create(st_folder(GetParam(), name).string(), st_cpu_options());
     ASSERT_TRUE(e.ok()) << e.status().to_string();
@@ -118,7 +121,7 @@ TEST_P(StModules, CliMatchesTorch) {
   const json ref = st_reference(GetParam());
   std::string quoted;
   for (const auto& t : ref["texts"]) quoted += " " + dlrt::testing::quote(t.get<std::string>());
-  for (const char* name : {"dense", "static"}) {
+  for (const char* name : {"dense", "static", "wlp"}) {
     auto r = dlrt::testing::run_command(embed_cmd(st_folder(GetParam(), name), "--json" + quoted));
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.output;
     const json j = json::parse(r.output, nullptr, false);
@@ -145,28 +148,89 @@ TEST_P(StModules, CliMatchesTorch) {
   }
 }
 
-// 6.x saves a CrossEncoder with a modules.json (one sequence-classification
-// Transformer); dlrt rerank reads it as the cross-encoder its config.json names.
-TEST(StModuleCrossEncoder, St6RerankMatchesPredict) {
-  const json ref = st_reference(6);
-  const json& want = ref["folders"]["cross_encoder"];
+// A CrossEncoder as each version saves it: 6.2 and 5.7 a modules.json of one sequence-classification
+// Transformer, 5.3 a plain transformers folder (config.json names the activation); dlrt rerank reads
+// each as the cross-encoder its config.json names and scores as predict() does.
+void expect_cross_encoder_rerank(int major, const std::string& name) {
+  SCOPED_TRACE("st" + std::to_string(major) + "_" + name);
+  const json ref = st_reference(major);
+  const json& want = ref["folders"][name];
+  ASSERT_TRUE(want.contains("scores"));
   std::string args = "--json --query " + dlrt::testing::quote(want["query"].get<std::string>());
-  std::vector<size_t> at;
-  for (size_t i = 0; i < ref["texts"].size(); ++i) {
-    args += " " + dlrt::testing::quote(ref["texts"][i].get<std::string>());
-    at.push_back(i);
-  }
+  for (const json& t : ref["texts"]) args += " " + dlrt::testing::quote(t.get<std::string>());
   auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
-                                      dlrt::testing::quote(st_folder(6, "cross_encoder").string()) +
+                                      dlrt::testing::quote(st_folder(major, name).string()) +
                                       " --device cpu --threads 2 " + args);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json j = json::parse(r.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.output;
   EXPECT_EQ(j["kind"], "cross_encoder");
-  ASSERT_EQ(j["results"].size(), at.size());
+  ASSERT_EQ(j["results"].size(), ref["texts"].size());
   for (const json& res : j["results"]) {
-    const size_t i = at.at(res["index"].get<size_t>());
-    EXPECT_NEAR(res["score"].get<double>(), want["scores"][i].get<double>(), 1e-5) << "text " << i;
+    const size_t i = res["index"].get<size_t>();
+    EXPECT_NEAR(res["score"].get<double>(), want["scores"].at(i).get<double>(), 1e-5) << "text " << i;
+  }
+}
+
+TEST(StModuleCrossEncoder, St6RerankMatchesPredict) { expect_cross_encoder_rerank(6, "cross_encoder"); }
+
+TEST(StModuleCrossEncoder, St5RerankMatchesPredict) {
+  expect_cross_encoder_rerank(5, "cross_encoder");        // 5.7: modules.json
+  expect_cross_encoder_rerank(5, "cross_encoder_plain");  // 5.3: a plain transformers folder
+}
+
+// 6.x's Qwen3-Embedding-shaped folder (last-token pooling, left padding, an appended <|endoftext|>):
+// each prompt's token ids are sentence-transformers' and the vectors of one mixed batch are within
+// cosine 1e-5 of encode / encode_query / encode_document / encode(prompt_name="classification").
+TEST(StModuleDecoderEmbedder, St6PromptsMatchEncode) {
+  const json ref = st_reference(6);
+  const json& want = ref["folders"]["decoder_embed"];
+  auto e = Embedder::create(st_folder(6, "decoder_embed").string(), st_cpu_options());
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  EXPECT_EQ((*e)->pooling(), Pooling::kLastToken);
+  EXPECT_TRUE((*e)->normalize());
+  EXPECT_EQ((*e)->default_prompt_name(), "");
+  for (const char* key : {"default", "query", "document", "classification"}) {
+    SCOPED_TRACE(key);
+    const std::string prompt = want["prompts"].value(key, "");
+    if (std::string(key) != "default") {
+      EXPECT_EQ((*e)->prompts().at(key), prompt);
+    }
+    std::vector<Encoding> batch;
+    for (size_t i = 0; i < want["texts"].size(); ++i) {
+      auto enc = (*e)->tokenize(prompt + want["texts"][i].get<std::string>());
+      ASSERT_TRUE(enc.ok()) << enc.status().to_string();
+      EXPECT_EQ(enc->ids, want["ids"][key][i].get<std::vector<int64_t>>()) << "text " << i;
+      batch.push_back(*enc);
+    }
+    auto got = (*e)->embed_encoded(batch);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    ASSERT_EQ(got->vectors.size(), want["texts"].size());
+    for (size_t i = 0; i < got->vectors.size(); ++i)
+      EXPECT_GE(cosine(got->vectors[i], want[key][i].get<std::vector<double>>()), 0.99999) << "text " << i;
+  }
+}
+
+// The same through dlrt embed: no flag, --query, --document and --prompt-name classification, in batches of 3.
+TEST(StModuleDecoderEmbedder, St6CliMatchesEncode) {
+  const json ref = st_reference(6);
+  const json& want = ref["folders"]["decoder_embed"];
+  std::string quoted;
+  for (const json& t : want["texts"]) quoted += " " + dlrt::testing::quote(t.get<std::string>());
+  for (const auto& [flag, key] : {std::pair<std::string, std::string>{"", "default"},
+                                  {"--query", "query"},
+                                  {"--document", "document"},
+                                  {"--prompt-name classification", "classification"}}) {
+    auto r = dlrt::testing::run_command(embed_cmd(st_folder(6, "decoder_embed"), "--json --batch 3 " + flag + quoted));
+    ASSERT_EQ(r.exit_code, 0) << flag << ": " << r.output;
+    const json j = json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    EXPECT_EQ(j["pooling"], "lasttoken");
+    ASSERT_EQ(j["data"].size(), want["texts"].size()) << flag;
+    for (size_t i = 0; i < want["texts"].size(); ++i)
+      EXPECT_GE(cosine(j["data"][i]["embedding"].get<std::vector<float>>(), want[key][i].get<std::vector<double>>()),
+                0.99999)
+          << flag << " text " << i;
   }
 }
 
@@ -226,9 +290,33 @@ TEST(StModuleLlmReranker, St6ChatTemplateRerankMatchesPredict) {
   fs::remove_all(dir);
 }
 
-// reranker_config.json's keys for a rendered chat template are checked at load: booleans, and
-// "special_tokens": false with a post-processor that adds a token to every text is refused; a prompt
-// without {instruction} refuses an instruction.
+// A Llama CrossEncoder whose tokenizer adds <bos> ... <eos> to every text and whose ChatML-style template
+// starts with {{ bos_token }} and gives an instruction a system turn of its own: with the tool's
+// reranker_config.json ("special_tokens": false, "instruction_template"), dlrt rerank scores as predict(),
+// with and without an instruction, cut pairs included.
+TEST(StModuleLlmReranker, St6BosChatTemplateRerankMatchesPredict) {
+  const json ref = st_reference(6);
+  const json& want = ref["folders"]["llm_reranker_bos"];
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_llm_bos_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(st_folder(6, "llm_reranker_bos"), dir, fs::copy_options::recursive);
+  fs::copy_file(st_folder(6, "llm_reranker_bos").string() + ".reranker_config.json", dir / "reranker_config.json");
+  size_t cut = 0;
+  for (const json& l : want["lengths"]) cut += l.get<size_t>() == want["max_length"].get<size_t>() ? 1 : 0;
+  EXPECT_GE(cut, 3u);
+  for (const std::string key : {"scores", "scores_instruction"}) {
+    std::string args = "--json --query " + dlrt::testing::quote(want["query"].get<std::string>());
+    if (key == "scores_instruction") args += " --instruction " + dlrt::testing::quote(want["instruction"]);
+    for (const json& t : want["texts"]) args += " " + dlrt::testing::quote(t.get<std::string>());
+    expect_llm_rerank(dir, args, want["texts"].size(), want[key], 1e-5, key);
+  }
+  fs::remove_all(dir);
+}
+
+// reranker_config.json's keys for a rendered chat template are checked at load: booleans, an
+// instruction_template without its placeholders; "special_tokens": false with a post-processor that
+// adds a token to every text takes that token off again; a prompt without {instruction} refuses an
+// instruction.
 TEST(StModuleLlmReranker, RenderedPromptKeysAreChecked) {
   const fs::path dir = fs::temp_directory_path() / ("dlrt_st_llm_keys_" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -240,6 +328,12 @@ TEST(StModuleLlmReranker, RenderedPromptKeysAreChecked) {
   auto b = Classifier::create(dir.string(), st_cpu_options());
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), StatusCode::kInvalidModel) << b.status().to_string();
+  bad = config;
+  bad["instruction_template"] = "{query} {document}";
+  std::ofstream(dir / "reranker_config.json") << bad.dump();
+  auto bt = Classifier::create(dir.string(), st_cpu_options());
+  ASSERT_FALSE(bt.ok());
+  EXPECT_NE(bt.status().message().find("instruction_template"), std::string::npos) << bt.status().to_string();
   json plain = config;
   plain["template"] = "<Query>: {query}\n<Document>: {document}<|im_end|>";
   std::ofstream(dir / "reranker_config.json") << plain.dump();
@@ -252,6 +346,12 @@ TEST(StModuleLlmReranker, RenderedPromptKeysAreChecked) {
   EXPECT_NE(refused.status().message().find("no place for an instruction"), std::string::npos);
   // A post-processor that appends <|endoftext|> to every text: apply_chat_template would not add it.
   std::ofstream(dir / "reranker_config.json") << config.dump();
+  auto before = Classifier::create(dir.string(), st_cpu_options());
+  ASSERT_TRUE(before.ok()) << before.status().to_string();
+  const ClassifierInput pair{"what is it", std::string(400, 'x'), true, ""};
+  bool cut_before = false, cut_after = false;
+  auto want_ids = (*before)->tokenize(pair, &cut_before);
+  ASSERT_TRUE(want_ids.ok()) << want_ids.status().to_string();
   json tok = json::parse(testing::slurp(dir / "tokenizer.json"));
   int64_t eot = -1;
   for (const json& t : tok["added_tokens"])
@@ -267,9 +367,12 @@ TEST(StModuleLlmReranker, RenderedPromptKeysAreChecked) {
   std::ofstream(dir / "tokenizer.json") << tok.dump();
   auto s = Classifier::create(dir.string(), st_cpu_options());
   fs::remove_all(dir);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.status().code(), StatusCode::kUnsupported) << s.status().to_string();
-  EXPECT_NE(s.status().message().find("post-processor"), std::string::npos) << s.status().message();
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto got_ids = (*s)->tokenize(pair, &cut_after);  // a pair cut to the maximum length: the same ids
+  ASSERT_TRUE(got_ids.ok()) << got_ids.status().to_string();
+  EXPECT_EQ(got_ids->ids, want_ids->ids);
+  EXPECT_TRUE(cut_before);
+  EXPECT_TRUE(cut_after);
 }
 
 // A copy whose pairs go through a chat template, or whose LogitScore config is broken, is
@@ -423,11 +526,104 @@ TEST(StModuleStatic, Float16TableAndBrokenTables) {
   fs::remove_all(dir);
 }
 
+// A copy of st6_wlp in a temporary folder, for tests that change it.
+struct WlpCopy {
+  WlpCopy() {
+    fs::remove_all(dir);
+    fs::copy(st_folder(6, "wlp"), dir, fs::copy_options::recursive);
+  }
+  ~WlpCopy() { fs::remove_all(dir); }
+  void set_json(const std::string& file, const std::string& key, const json& value) const {
+    json j = json::parse(testing::slurp(dir / file));
+    j[key] = value;
+    replace_file(dir / file, j.dump());
+  }
+  Status open() const {
+    auto e = Embedder::create(dir.string(), st_cpu_options());
+    return e.ok() ? Status::Ok() : e.status();
+  }
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_st_wlp_" + std::to_string(::getpid()));
+};
+
+// Without output_hidden_states in the Transformer's config.json,
+// sentence-transformers 6.x runs the folder as if the module were not there;
+// so does dlrt (the reference's vectors of that folder).
+TEST(StModuleWeightedLayerPooling, WithoutOutputHiddenStatesTheModuleIsSkipped) {
+  const json ref = st_reference(6);
+  const json& want = ref["folders"]["wlp"];
+  WlpCopy copy;
+  copy.set_json("config.json", "output_hidden_states", false);
+  auto e = Embedder::create(copy.dir.string(), st_cpu_options());
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  auto got = (*e)->embed(ref["texts"].get<std::vector<std::string>>());
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  double closest = -1;  // to the layer average's vectors
+  for (size_t i = 0; i < got->vectors.size(); ++i) {
+    EXPECT_GE(cosine(got->vectors[i], want["embeddings_no_hidden_states"][i].get<std::vector<double>>()), 0.99999)
+        << "text " << i;
+    closest = std::max(closest, cosine(got->vectors[i], want["embeddings"][i].get<std::vector<double>>()));
+  }
+  EXPECT_LT(closest, 0.999) << "the layer average and the last layer should differ on every text of this model";
+}
+
+// A graph without the per-layer outputs (st6_dense's: last_hidden_state only) is refused, saying how to
+// export one; broken module files, and outputs that disagree with the module's config, are kInvalidModel.
+TEST(StModuleWeightedLayerPooling, MissingHiddenStatesAndBrokenModulesAreRefused) {
+  {
+    WlpCopy copy;
+    fs::copy_file(st_folder(6, "dense") / "onnx" / "model.onnx", copy.dir / "onnx" / "model.onnx",
+                  fs::copy_options::overwrite_existing);
+    const Status s = copy.open();
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.to_string();
+    for (const char* says : {"hidden_states.0 .. hidden_states.3", "output_hidden_states", "torch.onnx.export"})
+      EXPECT_NE(s.message().find(says), std::string::npos) << s.message();
+  }
+  const std::string module = "1_WeightedLayerPooling";
+  const struct {
+    const char* what;
+    const char* key;  // in the module's config.json, or none
+    json value;
+    std::string weights;  // replaces its model.safetensors, or none
+  } broken[] = {
+      {"num_hidden_layers past the graph's outputs", "num_hidden_layers", 4,
+       safetensors("layer_weights", "F32", 4, 0, std::string(16, '\x3f'))},
+      {"fewer hidden states than the graph's", "num_hidden_layers", 2,
+       safetensors("layer_weights", "F32", 2, 0, std::string(8, '\x3f'))},
+      {"layer_weights of the wrong length", "layer_start", 2, ""},
+      {"layer_start past the last layer", "layer_start", 5, ""},
+      {"layer_start not an integer", "layer_start", "1", ""},
+      {"no layer_weights", nullptr, nullptr, safetensors("weights", "F32", 3, 0, std::string(12, '\x3f'))},
+      {"weights summing to 0", nullptr, nullptr, safetensors("layer_weights", "F32", 3, 0, std::string(12, '\0'))},
+  };
+  for (const auto& c : broken) {
+    WlpCopy copy;
+    if (c.key) copy.set_json(module + "/config.json", c.key, c.value);
+    if (!c.weights.empty()) replace_file(copy.dir / module / "model.safetensors", c.weights);
+    const Status s = copy.open();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidModel) << c.what << ": " << s.to_string();
+  }
+  {
+    WlpCopy copy;
+    fs::remove(copy.dir / module / "model.safetensors");
+    EXPECT_EQ(copy.open().code(), StatusCode::kNotFound);
+  }
+  {  // After the Pooling: the pooling has already read the token vectors.
+    WlpCopy copy;
+    json modules = json::parse(testing::slurp(copy.dir / "modules.json"));
+    std::swap(modules[1]["type"], modules[2]["type"]);
+    std::swap(modules[1]["path"], modules[2]["path"]);
+    replace_file(copy.dir / "modules.json", modules.dump());
+    const Status s = copy.open();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidModel) << s.to_string();
+    EXPECT_NE(s.message().find("WeightedLayerPooling"), std::string::npos) << s.message();
+  }
+}
+
 TEST(StModuleRefusals, AnUnimplementedTypeIsNamed) {
   const fs::path dir = fs::temp_directory_path() / ("dlrt_st_refuse_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::copy(st_folder(6, "dense"), dir, fs::copy_options::recursive);
-  for (const char* type : {"sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling",
+  for (const char* type : {"sentence_transformers.sentence_transformer.modules.cnn.CNN",
                            "sentence_transformers.sentence_transformer.modules.lstm.LSTM",
                            "sentence_transformers.cross_encoder.modules.logit_score.LogitScore"}) {
     json modules = json::parse(testing::slurp(st_folder(6, "dense") / "modules.json"));

@@ -219,14 +219,24 @@ TEST(StRouterRefusals, TasksWithoutARouteAndUnimplementedTypes) {
     EXPECT_NE(m.status().message().find(type), std::string::npos) << m.status().message();
     EXPECT_NE(m.status().message().find("route \"document\""), std::string::npos) << m.status().message();
   }
-  {  // WeightedLayerPooling needs every layer's hidden states: the refusal says the export has the last only.
-    const char* type = "sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling";
-    EditedRouter f([&](json& c) { c["types"]["document_1_Pooling"] = type; });
+  {  // A WeightedLayerPooling in a route reads its Transformer's per-layer outputs: skipped, as the library
+     // skips it, while that Transformer's config.json does not ask for them; refused, saying how to export
+     // them, when it does and the route's graph has the last layer's only.
+    const std::string wlp = "document_1_WeightedLayerPooling";
+    EditedRouter f([&](json& c) {
+      c["types"][wlp] = "sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling";
+      c["structure"]["document"] = {"document_0_Transformer", wlp, "document_1_Pooling", "document_2_Dense"};
+    });
+    fs::copy(st_folder(6, "wlp") / "1_WeightedLayerPooling", f.dir / wlp);
+    EXPECT_TRUE(open_model(f.dir.string(), st_cpu_options()).ok());
+    const fs::path config = f.dir / "document_0_Transformer" / "config.json";
+    json c = json::parse(testing::slurp(config));
+    c["output_hidden_states"] = true;
+    std::ofstream(config) << c.dump();
     auto m = open_model(f.dir.string(), st_cpu_options());
     ASSERT_FALSE(m.ok());
-    EXPECT_EQ(m.status().code(), StatusCode::kUnsupported);
-    EXPECT_NE(m.status().message().find(type), std::string::npos) << m.status().message();
-    EXPECT_NE(m.status().message().find("last layer's only"), std::string::npos) << m.status().message();
+    EXPECT_EQ(m.status().code(), StatusCode::kUnsupported) << m.status().to_string();
+    EXPECT_NE(m.status().message().find("hidden_states.0"), std::string::npos) << m.status().message();
   }
   {  // A module folder outside the model folder.
     EditedRouter f([](json& c) {

@@ -1,7 +1,8 @@
 // The image library (apps/embed/image/) against the references of
 // tests/image/make_image_set.py: every image of tests/image/data/ decodes to
 // the RGB transformers' load_image gives (PIL), and preprocesses to the
-// pixel_values of CLIPImageProcessor / SiglipImageProcessor within 1e-3;
+// pixel_values of CLIPImageProcessor / SiglipImageProcessor within 1e-3
+// (PIL's backend for the plain type names, torchvision's for "...Fast");
 // bombs and malformed files end in their error, within a memory bound.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -235,6 +236,7 @@ float npy_max_diff(const img::PixelValues& got, const std::string& npy, std::str
 TEST(ImagePreprocess, PixelValuesMatchTransformers) {
   const auto m = manifest();
   int compared = 0;
+  int fast = 0;
   float worst = 0;
   for (const auto& e : m["images"]) {
     const std::string file = e["file"];
@@ -259,10 +261,14 @@ TEST(ImagePreprocess, PixelValuesMatchTransformers) {
       EXPECT_LE(d, 1e-3f) << err;
       worst = std::max(worst, d);
       ++compared;
+      const std::string& name = cname.get_ref<const std::string&>();
+      fast += name.size() > 5 && name.compare(name.size() - 5, 5, "_fast") == 0;
     }
   }
-  EXPECT_GE(compared, 200);
-  std::printf("%d pixel_values arrays compared, largest difference %g\n", compared, worst);
+  EXPECT_GE(compared, 600);
+  EXPECT_GE(fast, 300);  // torchvision's arithmetic ("...Fast" configs)
+  std::printf("%d pixel_values arrays compared (%d of torchvision's backend), largest difference %g\n", compared, fast,
+              worst);
 }
 
 TEST(ImagePreprocess, ConfigsAreReadAsTransformersReadsThem) {
@@ -308,6 +314,33 @@ TEST(ImagePreprocess, ConfigsAreReadAsTransformersReadsThem) {
   c = img::parse_processor_config("[1, 2", "x");
   ASSERT_FALSE(c.ok());
   EXPECT_FALSE(img::load_processor_config(kData + "/bad").ok());
+}
+
+// The backend follows the type name: "...Fast" is torchvision's arithmetic
+// (the _fast references above), other names PIL's; torchvision has no box or
+// Hamming filter, so those stay PIL's under any name.
+TEST(ImagePreprocess, FastTypesTakeTorchvisionsArithmetic) {
+  const auto backend = [](const std::string& json) {
+    auto c = img::parse_processor_config(json, "x");
+    EXPECT_TRUE(c.ok()) << c.status().to_string();
+    return c.ok() ? c->backend : img::Backend::kPil;
+  };
+  EXPECT_EQ(backend(R"({"image_processor_type": "CLIPImageProcessor"})"), img::Backend::kPil);
+  EXPECT_EQ(backend(R"({"image_processor_type": "CLIPImageProcessorFast"})"), img::Backend::kTorchvision);
+  EXPECT_EQ(backend(R"({"image_processor_type": "SiglipImageProcessorFast", "resample": 0})"),
+            img::Backend::kTorchvision);
+  EXPECT_EQ(backend(R"({"image_processor_type": "Siglip2ImageProcessorFast"})"), img::Backend::kTorchvision);
+  EXPECT_EQ(backend(R"({"image_processor_type": "CLIPImageProcessorFast", "resample": 4})"), img::Backend::kPil);
+  EXPECT_EQ(backend(R"({"image_processor_type": "SiglipImageProcessorFast", "resample": 5})"), img::Backend::kPil);
+  auto a = img::load_file(kData + "/png_rgb_64x48.png");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(img::resize_torchvision(*a, 10, 10, img::Resample::kBox).status().code(),
+            dlrt::StatusCode::kInvalidArgument);
+  // The two backends' bicubic downscales of the same image differ (by a level here and there).
+  auto pil = img::resize(*a, 20, 15, img::Resample::kBicubic);
+  auto tv = img::resize_torchvision(*a, 20, 15, img::Resample::kBicubic);
+  ASSERT_TRUE(pil.ok() && tv.ok());
+  EXPECT_NE(pil->rgb, tv->rgb);
 }
 
 // get_image_size_for_max_num_patches's binary search: whole patches, at

@@ -31,6 +31,13 @@ load_image's pixels as a plain RGB image, as transformers 4 processed
 load_image's result (5 also composites a colour the image's info still names
 as transparent, which dlrt does not).
 
+The "..._fast" configs are those configs (and a padded crop of odd size, a large nearest resize)
+saved under the processor's "...Fast" name, with the references of
+transformers' torchvision backend (torch's antialiased uint8 resize). Only
+`--references` writes them, so its venv needs torch and torchvision too
+($IMAGE_REFERENCE_PACKAGES); it loads every processor with an explicit backend
+(pil for the plain names), so torchvision's presence changes no PIL reference.
+
 The pixel content is synthetic but photo-like (smooth gradients, edges,
 noise, blurred), from fixed seeds. The processors get
 input_data_format="channels_last": transformers otherwise guesses the
@@ -69,6 +76,22 @@ CONFIGS = {
     "siglip_nearest": (SiglipImageProcessor, dict(size={"height": 21, "width": 26}, resample=0)),
     # SigLIP 2's NaFlex patches: each image resized to its own grid of at most 12 patches of 4 x 4.
     "siglip2_patches": (Siglip2ImageProcessor, dict(patch_size=4, max_num_patches=12)),
+}
+# The torchvision backend's references, under the "...Fast" type name: the small configs whose
+# filters torchvision has (it has no box or Hamming), and a crop padded by an odd count (PIL and
+# torchvision put the odd pixel on different sides).
+FAST_CONFIGS = {
+    "clip_bicubic_fast": CONFIGS["clip_bicubic"],
+    "siglip_bilinear_fast": CONFIGS["siglip_bilinear"],
+    "clip_lanczos_pad_fast": CONFIGS["clip_lanczos_pad"],
+    "siglip_nearest_fast": CONFIGS["siglip_nearest"],
+    "siglip2_patches_fast": CONFIGS["siglip2_patches"],
+    "clip_bilinear_odd_pad_fast": (CLIPImageProcessor, dict(size={"shortest_edge": 15}, resample=2,
+                                                            crop_size={"height": 24, "width": 24})),
+    # Nearest to a size whose height + width passes 128, where torch's other nearest-exact kernel
+    # (and formula) runs; the crop keeps the columns where the two formulas part on the tiny images.
+    "clip_nearest_large_fast": (CLIPImageProcessor, dict(size={"shortest_edge": 97}, resample=0,
+                                                         crop_size={"height": 8, "width": 8})),
 }
 # The 224 configs' arrays are 600 KB each: for one image each (an upscale with a crop, an odd
 # RGBA to a fixed size); the small configs reach the same code on every image.
@@ -322,18 +345,31 @@ def references():
     images and configs, and the manifest's reference versions."""
     with open(os.path.join(OUT, "manifest.json")) as f:
         manifest = json.load(f)
+    from transformers import AutoImageProcessor
+    from transformers.utils import is_torchvision_available
+    if not is_torchvision_available():
+        sys.exit("--references needs torch and torchvision ($IMAGE_REFERENCE_PACKAGES) for the _fast configs")
     procs = {}
-    for name, (cls, kw) in CONFIGS.items():
+    for name, (cls, kw) in {**CONFIGS, **FAST_CONFIGS}.items():
         d = os.path.join(OUT, "configs", name)
+        fast = name in FAST_CONFIGS
         if not os.path.isdir(d):  # a config added since the full run
             os.makedirs(d)
-            cls(**kw).to_json_file(os.path.join(d, "preprocessor_config.json"))
-        procs[name] = cls.from_pretrained(d)
+            path = os.path.join(d, "preprocessor_config.json")
+            cls(**kw).to_json_file(path)
+            with open(path) as f:
+                conf = json.load(f)
+            conf["image_processor_type"] = cls.__name__.removesuffix("Pil") + ("Fast" if fast else "")
+            with open(path, "w") as f:
+                json.dump(conf, f, indent=2, sort_keys=True)
+                f.write("\n")
+        procs[name] = AutoImageProcessor.from_pretrained(d, backend="torchvision" if fast else "pil")
+        assert procs[name].backend == ("torchvision" if fast else "pil"), (name, type(procs[name]))
     changed = 0
     for entry in manifest["images"]:
         stem = entry["file"].rsplit(".", 1)[0]
         plain = Image.fromarray(np.asarray(load_image(os.path.join(OUT, entry["file"]))).copy())
-        entry["references"] += [c for c in CONFIGS if c not in entry["references"] and
+        entry["references"] += [c for c in {**CONFIGS, **FAST_CONFIGS} if c not in entry["references"] and
                                 (c not in BIG_CONFIG_IMAGES or BIG_CONFIG_IMAGES[c] == stem)]
         for cname in entry["references"]:
             pv = procs[cname](images=plain, return_tensors="np", input_data_format="channels_last")
@@ -342,8 +378,11 @@ def references():
             if not os.path.exists(path) or not np.array_equal(np.load(path), arr):
                 np.save(path, arr)
                 changed += 1
+    import torch
+    import torchvision
     manifest["references_generator"] = {"transformers": transformers.__version__, "pillow": PIL.__version__,
-                                        "numpy": np.__version__}
+                                        "numpy": np.__version__, "torch": torch.__version__,
+                                        "torchvision": torchvision.__version__}
     with open(os.path.join(OUT, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")

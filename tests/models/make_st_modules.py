@@ -11,8 +11,17 @@ scripts/pins.sh:
 
     python3 -m venv build/venv-st5 && . scripts/pins.sh && build/venv-st5/bin/pip install $ST5_MODULE_PACKAGES
     python3 -m venv build/venv-st6 && . scripts/pins.sh && build/venv-st6/bin/pip install $ST6_MODULE_PACKAGES
+    build/venv-st6/bin/pip install --no-deps --target build/optimum $ST6_DECODER_EXPORT_PACKAGES
+    build/venv-st6/bin/pip install --no-deps --target build/st5_7 $ST5_7_MODULE_PACKAGES
     build/venv-st5/bin/python tests/models/make_st_modules.py
-    build/venv-st6/bin/python tests/models/make_st_modules.py
+    build/venv-st5/bin/python tests/models/make_st_modules.py --only cross_encoder --suffix _plain
+    PYTHONPATH=build/st5_7 build/venv-st6/bin/python tests/models/make_st_modules.py --only cross_encoder
+    OPTIMUM_PATH=build/optimum build/venv-st6/bin/python tests/models/make_st_modules.py
+
+5.3 saves a CrossEncoder as a plain transformers folder (kept as
+st5_cross_encoder_plain); 5.7 already writes 6.x's modules.json layout, and its
+st5_cross_encoder replaces 5.3's. st6_decoder_embed's ONNX export runs in a
+subprocess on OPTIMUM_PATH (optimum's export on transformers 4.57).
 
 Folders (st<N>_ prefix):
   dense         Transformer (a 2-layer BERT, hidden 32, exported to
@@ -53,10 +62,42 @@ Folders (st<N>_ prefix):
                 of a variant template with a line break after the document;
                 st6_llm_reranker_chat.reranker_config.json beside it is what
                 python -m dlrt.reranker_config writes for it
+  llm_reranker_bos  6.x only: a 2-layer LlamaForCausalLM CrossEncoder whose tokenizer
+                adds <bos> ... <eos> to a text (Gemma's TemplateProcessing) and
+                whose ChatML-style chat template starts with {{ bos_token }} and
+                gives the prompt a system turn of its own; max_length leaves 16
+                tokens past the prompt with the instruction. The reference: predict() with and without
+                prompt=, and the same for the folder behind a LlavaProcessor whose
+                chat_template.json (no BOS) the processor reads before
+                chat_template.jinja (its processor files are in the reference);
+                st6_llm_reranker_bos.reranker_config.json is the tool's output
+  wlp           Transformer (a 3-layer BERT whose config.json sets
+                output_hidden_states, initializer_range 0.2) + WeightedLayerPooling (layer_start 1,
+                random positive layer_weights) + Pooling (mean). Its ONNX gives
+                last_hidden_state and hidden_states.0 .. hidden_states.3, the
+                names optimum gives per-layer outputs: 5.x's by optimum's
+                main_export with a custom ONNX config listing them (its BERT
+                config has last_hidden_state only; optimum-onnx 0.1.0 needs
+                transformers < 4.58, so not beside 6.x), 6.x's by torch.onnx
+                with those output names. The reference also holds the vectors
+                with output_hidden_states false in config.json
+                ("embeddings_no_hidden_states", only where the library runs such a
+                folder: 5.3 fails on it, later versions skip the module)
   cross_encoder a CrossEncoder over a 2-layer BertForSequenceClassification
-                (one label; 6.x saves a modules.json of one Transformer whose
-                task is sequence-classification), onnx/model.onnx the logits;
-                the reference is predict()'s sigmoid scores for (query, text)
+                (one label; 6.x and 5.7 save a modules.json of one Transformer
+                whose task is sequence-classification, 5.3 a plain transformers
+                folder whose config.json names the activation), onnx/model.onnx
+                the logits; the reference is predict()'s sigmoid scores for
+                (query, text)
+  decoder_embed 6.x only: a Qwen3-Embedding-shaped embedder (2-layer
+                Qwen3Model, last-token pooling, Normalize; the tokenizer appends
+                <|endoftext|> and pads on the left) with prompts "query" (an
+                instruction), "document" ("") and "classification";
+                onnx/model.onnx by optimum's feature-extraction export, as
+                sentence-transformers' backend="onnx" writes it. The reference
+                is encode, encode_query, encode_document and
+                encode(prompt_name="classification") of make_decoder_models.py's
+                texts, and the token ids under each prompt
   multi_vector  6.x only: a MultiVectorEncoder as its default pipeline: Transformer (2-layer BERT,
                 onnx/model.onnx; document_length 24, query_expansion "fixed" to 16 tokens) + Dense
                 (32 -> 24 on token_embeddings, no bias) + MultiVectorMask (punctuation skip-list,
@@ -175,6 +216,89 @@ def make_dense(m, work, tok_path, tok):
     export_onnx(hf, os.path.join(st_dir, "onnx", "model.onnx"), "last_hidden_state")
     emb = model.encode(TEXTS, batch_size=len(TEXTS), convert_to_numpy=True)
     return st_dir, {"embeddings": emb.astype(np.float32).tolist()}
+
+
+def export_hidden_states(hf, hf_dir, out_path):
+    """The transformer's ONNX with every layer's output: last_hidden_state and hidden_states.<i>
+    [batch, sequence, width] for i = 0 .. num_hidden_layers (optimum's names for per-layer outputs)."""
+    layers = hf.config.num_hidden_layers + 1
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    if st_major() < 6:  # optimum's exporter, as a 5.x user's backend="onnx" runs it, with the outputs listed
+        from optimum.exporters.onnx import main_export
+        from optimum.exporters.onnx.model_configs import BertOnnxConfig
+
+        class WithHiddenStates(BertOnnxConfig):
+            @property
+            def outputs(self):
+                out = dict(super().outputs)
+                for i in range(layers):
+                    out[f"hidden_states.{i}"] = {0: "batch_size", 1: "sequence_length"}
+                return out
+
+        work = out_path + ".optimum"
+        main_export(hf_dir, output=work, task="feature-extraction", device="cpu",
+                    custom_onnx_configs={"model": WithHiddenStates(hf.config, task="feature-extraction")})
+        shutil.move(os.path.join(work, "model.onnx"), out_path)
+        shutil.rmtree(work)
+        return
+
+    class Wrap(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            out = self.m(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                         output_hidden_states=True)
+            return (out.last_hidden_state, *out.hidden_states)
+
+    names = ["last_hidden_state"] + [f"hidden_states.{i}" for i in range(layers)]
+    ids = torch.ones(2, 5, dtype=torch.long)
+    inputs = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {n: {0: "batch", 1: "sequence"} for n in inputs + names}
+    torch.onnx.export(Wrap(hf.eval()), (ids, ids, torch.zeros_like(ids)), out_path, input_names=inputs,
+                      output_names=names, dynamic_axes=axes, opset_version=17, dynamo=False)
+
+
+def make_wlp(m, work, tok_path, tok):
+    from sentence_transformers import SentenceTransformer
+    from transformers import BertModel
+    if st_major() >= 6:
+        from sentence_transformers.sentence_transformer.modules import WeightedLayerPooling
+    else:
+        from sentence_transformers.models import WeightedLayerPooling
+    torch.manual_seed(84)
+    config = bert_config(len(tok.get_vocab()))
+    config.num_hidden_layers = 3
+    config.output_hidden_states = True
+    config.initializer_range = 0.2  # layers far enough apart that a wrong layer or weight shows (at 0.02 they are not)
+    hf = BertModel(config).eval()
+    hf_dir = os.path.join(work, "wlp_hf")
+    hf.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    transformer = m["Transformer"](hf_dir, max_seq_length=48)
+    assert transformer.auto_model.config.output_hidden_states
+    wlp = WeightedLayerPooling(32, num_hidden_layers=3, layer_start=1)
+    with torch.no_grad():
+        wlp.layer_weights.copy_(torch.rand(3) * 2 + 0.2)
+    model = SentenceTransformer(modules=[transformer, wlp, m["Pooling"](32, "mean")], device="cpu")
+    st_dir = os.path.join(work, "wlp")
+    model.save(st_dir)
+    export_hidden_states(hf, hf_dir, os.path.join(st_dir, "onnx", "model.onnx"))
+    f32 = lambda e: np.asarray(e, dtype=np.float32).tolist()  # noqa: E731
+    out = {"embeddings": f32(SentenceTransformer(st_dir, device="cpu").encode(TEXTS, batch_size=len(TEXTS)))}
+    # The same folder with output_hidden_states false: what the library does with it.
+    plain = os.path.join(work, "wlp_plain")
+    shutil.copytree(st_dir, plain)
+    with open(os.path.join(plain, "config.json"), encoding="utf-8") as f:
+        c = json.load(f)
+    c["output_hidden_states"] = False
+    write_json(os.path.join(plain, "config.json"), c)
+    try:
+        out["embeddings_no_hidden_states"] = f32(SentenceTransformer(plain, device="cpu").encode(TEXTS))
+    except KeyError as e:  # 5.3's module reads features["all_layer_embeddings"]
+        out["no_hidden_states_error"] = f"KeyError: {e}"
+    return st_dir, out
 
 
 def make_sparse(m, work, tok_path, tok):
@@ -407,6 +531,144 @@ def make_llm_reranker_chat(m, work, tok_path, tok):
                     "variant_template": variant, "scores_variant": scores_variant}
 
 
+# A ChatML-style template (a turn per message, headed by its role) after the BOS token, as Llama- and Gemma-style
+# templates begin: the prompt is a system turn of its own, there only when predict() is given one.
+CHATML_BOS_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def make_llm_reranker_bos(m, work, tok_path, tok):
+    """6.x: a CrossEncoder over a 2-layer LlamaForCausalLM whose tokenizer's post-processor adds <bos> and <eos>
+    to every text (Gemma's TemplateProcessing) and whose chat template starts with {{ bos_token }}: the tokenizer's
+    apply_chat_template adds no special tokens, so a pair holds <bos> once, from the template, and no <eos>. Also
+    the same folder behind a LlavaProcessor whose template (chat_template.json, which a processor reads before
+    chat_template.jinja) has no BOS: the processor then adds the post-processor's <bos> and <eos>."""
+    import make_decoder_models as dm
+    from sentence_transformers import CrossEncoder
+    from sentence_transformers.cross_encoder.modules import LogitScore
+    from transformers import AutoTokenizer, CLIPImageProcessor, LlamaConfig, LlamaForCausalLM, LlavaProcessor
+    hf_dir = os.path.join(work, "llm_reranker_bos_hf")
+    fast = dm.save_hf_tokenizer(dm.with_post_processor(dm.train_tokenizer(640), "gemma"), hf_dir,
+                                pad="<pad>", eos="<eos>", bos="<bos>", padding_side="left")
+    fast.chat_template = CHATML_BOS_TEMPLATE
+    torch.manual_seed(87)
+    config = LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=512,
+                         initializer_range=0.25, tie_word_embeddings=True, bos_token_id=fast.bos_token_id,
+                         eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id)
+    hf = LlamaForCausalLM(config).eval()
+    hf.save_pretrained(hf_dir)
+    # Room for 16 tokens of query and document past the prompt with the instruction's system turn.
+    fixed = len(fast.apply_chat_template([{"role": "system", "content": dm.CUSTOM_INSTRUCTION},
+                                          {"role": "query", "content": ""}, {"role": "document", "content": ""}],
+                                         add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"])
+    fast.model_max_length = fixed + 16
+    fast.save_pretrained(hf_dir)
+    transformer = m["Transformer"](hf_dir, transformer_task="text-generation", max_seq_length=fixed + 16,
+                                   processing_kwargs={"chat_template": {"add_generation_prompt": True}})
+    yes, no = fast.convert_tokens_to_ids("yes"), fast.convert_tokens_to_ids("no")
+    model = CrossEncoder(modules=[transformer, LogitScore(true_token_id=yes, false_token_id=no)], device="cpu")
+    st_dir = os.path.join(work, "llm_reranker_bos")
+    model.save(st_dir)
+    model = CrossEncoder(st_dir, device="cpu")
+    export_causal_lm(hf, os.path.join(st_dir, "onnx", "model.onnx"))
+    query = dm.QUERIES[0]
+    texts = TEXTS + dm.DOCUMENTS
+    pairs = [(query, t) for t in texts]
+    bos, eos = fast.bos_token_id, fast.eos_token_id
+    ids = model.preprocess([pairs[0]])["input_ids"][0].tolist()
+    assert ids[0] == bos and ids.count(bos) == 1 and eos not in ids, ids  # the template's BOS, nothing added
+    tokenizer = AutoTokenizer.from_pretrained(st_dir)
+    rendered = [tokenizer.apply_chat_template([{"role": "query", "content": q}, {"role": "document", "content": d}],
+                                              add_generation_prompt=True, tokenize=False) for q, d in pairs]
+    lengths = [len(model.preprocess([p])["input_ids"][0]) for p in pairs]
+    scores = [float(x) for x in model.predict(pairs, batch_size=len(pairs))]
+    scores_instruction = [float(x) for x in model.predict(pairs, batch_size=len(pairs), prompt=dm.CUSTOM_INSTRUCTION)]
+    assert len(set(scores_instruction)) == len(pairs), scores_instruction  # the pairs' content reaches the model
+    # The processor variant: chat_template.json (no BOS) wins over chat_template.jinja (the BOS template).
+    proc_dir = os.path.join(work, "llm_reranker_bos_processor")
+    shutil.copytree(st_dir, proc_dir)
+    no_bos = CHATML_BOS_TEMPLATE.replace("{{ bos_token }}", "")
+    LlavaProcessor(image_processor=CLIPImageProcessor(), tokenizer=tokenizer, chat_template=no_bos, patch_size=14,
+                   image_token="<think>").save_pretrained(proc_dir)
+    write_json(os.path.join(proc_dir, "chat_template.json"), {"chat_template": no_bos})
+    shutil.copy(os.path.join(st_dir, "chat_template.jinja"), os.path.join(proc_dir, "chat_template.jinja"))
+    processed = CrossEncoder(proc_dir, device="cpu")
+    assert type(processed[0].processor).__name__ == "LlavaProcessor" and processed[0].processor.chat_template == no_bos
+    ids = processed.preprocess([pairs[0]])["input_ids"][0].tolist()
+    assert ids[0] == bos and ids.count(bos) == 1 and ids[-1] == eos, ids  # the post-processor's
+    processor_files = {}
+    for name in ("processor_config.json", "chat_template.json"):
+        with open(os.path.join(proc_dir, name), encoding="utf-8") as f:
+            processor_files[name] = json.load(f)
+    scores_processor = [float(x) for x in processed.predict(pairs, batch_size=len(pairs))]
+    scores_processor_instruction = [float(x) for x in processed.predict(pairs, batch_size=len(pairs),
+                                                                        prompt=dm.CUSTOM_INSTRUCTION)]
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python", "dlrt"))
+    import reranker_config
+    write_json(os.path.join(OUT, "st6_llm_reranker_bos.reranker_config.json"), reranker_config.make_config(st_dir))
+    return st_dir, {"query": query, "texts": texts, "max_length": fixed + 16, "lengths": lengths, "scores": scores,
+                    "instruction": dm.CUSTOM_INSTRUCTION, "scores_instruction": scores_instruction,
+                    "rendered": rendered, "true_token_id": yes, "false_token_id": no, "bos_token_id": bos,
+                    "processor_files": processor_files, "scores_processor": scores_processor,
+                    "scores_processor_instruction": scores_processor_instruction}
+
+
+DECODER_PROMPTS = {"query": "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:",
+                   "document": "", "classification": "Classify the topic of the text: "}
+
+
+def make_decoder_embed(m, work, tok_path, tok):
+    """6.x: a Qwen3-Embedding-shaped embedder (a 2-layer Qwen3Model, last-token pooling, Normalize, a tokenizer
+    appending <|endoftext|> and padding on the left, query / document / classification prompts). Its ONNX is
+    what sentence-transformers' ONNX backend writes (optimum's feature-extraction export), made in a
+    subprocess on OPTIMUM_PATH: optimum-onnx 0.1.0 needs transformers < 4.58, 6.2 runs on 5.x."""
+    import make_decoder_models as dm
+    from sentence_transformers import SentenceTransformer
+    from transformers import Qwen3Model
+    hf_dir = os.path.join(work, "decoder_embed_hf")
+    fast = dm.save_hf_tokenizer(dm.with_post_processor(dm.train_tokenizer(640), "qwen3_embedding"), hf_dir,
+                                pad="<|endoftext|>", eos="<|endoftext|>", padding_side="left")
+    torch.manual_seed(84)
+    config = dm.qwen3_config(len(fast), eos_token_id=fast.eos_token_id)
+    config.architectures = ["Qwen3ForCausalLM"]
+    Qwen3Model(config).eval().save_pretrained(hf_dir)
+    transformer = m["Transformer"](hf_dir, max_seq_length=512)
+    model = SentenceTransformer(modules=[transformer, m["Pooling"](32, "lasttoken"), m["Normalize"]()],
+                                prompts=DECODER_PROMPTS, device="cpu")
+    st_dir = os.path.join(work, "decoder_embed")
+    model.save(st_dir)
+    model = SentenceTransformer(st_dir, device="cpu")  # as a user loads the saved folder
+    export_feature_extraction(st_dir)
+    texts = dm.TEXTS
+    f32 = lambda e: np.asarray(e, dtype=np.float32).tolist()  # noqa: E731
+    kw = dict(batch_size=len(texts), convert_to_numpy=True)
+    ids = {key: [model.preprocess([t], prompt=DECODER_PROMPTS.get(key, ""))["input_ids"][0].tolist() for t in texts]
+           for key in ("default", "query", "document", "classification")}
+    return st_dir, {"texts": texts, "prompts": DECODER_PROMPTS, "ids": ids,
+                    "default": f32(model.encode(texts, **kw)), "query": f32(model.encode_query(texts, **kw)),
+                    "document": f32(model.encode_document(texts, **kw)),
+                    "classification": f32(model.encode(texts, prompt_name="classification", **kw))}
+
+
+def export_feature_extraction(st_dir):
+    """onnx/model.onnx as sentence-transformers' backend="onnx" writes it: optimum's
+    ORTModelForFeatureExtraction.from_pretrained(export=True), saved under onnx/."""
+    import subprocess
+    path = os.environ.get("OPTIMUM_PATH")
+    if not path:
+        sys.exit("decoder_embed: set OPTIMUM_PATH to a folder with scripts/pins.sh's $ST6_DECODER_EXPORT_PACKAGES "
+                 "(pip install --no-deps --target DIR)")
+    code = ("import sys; from optimum.onnxruntime import ORTModelForFeatureExtraction as M; "
+            "M.from_pretrained(sys.argv[1], export=True, provider='CPUExecutionProvider').save_pretrained(sys.argv[2])")
+    out = os.path.join(os.path.dirname(st_dir), "decoder_embed_onnx")
+    env = dict(os.environ, PYTHONPATH=path)
+    subprocess.run([sys.executable, "-c", code, st_dir, out], check=True, env=env)
+    os.makedirs(os.path.join(st_dir, "onnx"))
+    shutil.copy(os.path.join(out, "model.onnx"), os.path.join(st_dir, "onnx", "model.onnx"))
+
+
 def export_causal_lm(hf, path):
     """torch.onnx.export of a causal LM: input_ids, attention_mask -> logits [batch, sequence, vocabulary]."""
     class Wrap(torch.nn.Module):
@@ -475,8 +737,11 @@ def make_multi_vector_min(m, work, tok_path, tok):
 FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
            "cross_encoder": make_cross_encoder, "router": make_router, "router_sparse": make_router_sparse,
            "llm_reranker": make_llm_reranker, "llm_reranker_chat": make_llm_reranker_chat,
+           "llm_reranker_bos": make_llm_reranker_bos, "wlp": make_wlp, "decoder_embed": make_decoder_embed,
            "multi_vector": make_multi_vector, "multi_vector_min": make_multi_vector_min}
-SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6, "multi_vector": 6, "multi_vector_min": 6}  # LogitScore is 6.x's
+# LogitScore and MultiVectorEncoder are 6.x's; 5.x's decoder embedders are tests/models/retrieval's (make_decoder_models.py)
+SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6, "llm_reranker_bos": 6, "decoder_embed": 6, "multi_vector": 6,
+         "multi_vector_min": 6}
 
 
 def main():
@@ -484,6 +749,9 @@ def main():
     import sentence_transformers
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="+", choices=sorted(FOLDERS), help="these folders only (the reference keeps the others)")
+    ap.add_argument("--suffix", default="", help="appended to the folders' names and reference keys: one major's "
+                    "layouts from two library versions (5.3 saves a CrossEncoder as a plain transformers folder, "
+                    "5.7 with a modules.json)")
     args = ap.parse_args()
     major = st_major()
     work = os.path.join(OUT, f".work{major}")
@@ -506,7 +774,7 @@ def main():
         if major < SINCE.get(name, 0):
             continue
         st_dir, outputs = FOLDERS[name](m, work, tok_path, tok)
-        dest = os.path.join(OUT, f"st{major}_{name}")
+        dest = os.path.join(OUT, f"st{major}_{name}{args.suffix}")
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(st_dir, dest)
         # The model card, and the transformer's torch weights beside its ONNX
@@ -525,8 +793,8 @@ def main():
         if args.only:
             outputs["made_with"] = {"sentence_transformers": sentence_transformers.__version__,
                                     "torch": torch.__version__}
-        reference["folders"][name] = outputs
-        print("wrote", dest, outputs["module_types"], file=sys.stderr)
+        reference["folders"][name + args.suffix] = outputs
+        print("wrote", dest, outputs.get("module_types", "(no modules.json)"), file=sys.stderr)
     write_json(ref_path, reference)
     shutil.rmtree(work)
 

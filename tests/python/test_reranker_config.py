@@ -133,3 +133,129 @@ def test_a_template_without_an_instruction_slot_takes_none(tmp_path):
     np.testing.assert_allclose(c.predict([(w["query"], t) for t in w["texts"]]), w["scores"], atol=1e-5, rtol=0)
     with pytest.raises(dlrt.InvalidArgument, match="no place for an instruction"):
         c.predict([(w["query"], "a")], instruction="judge")
+
+
+BOS = os.path.join(ST, "st6_llm_reranker_bos")
+
+
+def want_bos():
+    with open(os.path.join(ST, "st6_reference.json"), encoding="utf-8") as f:
+        return json.load(f)["folders"]["llm_reranker_bos"]
+
+
+def test_bos_output_is_the_committed_config():
+    with open(os.path.join(ST, "st6_llm_reranker_bos.reranker_config.json"), encoding="utf-8") as f:
+        assert reranker_config.make_config(BOS) == json.load(f)
+
+
+def test_a_bos_template_and_an_instruction_turn_score_as_predict(tmp_path):
+    # Llama with a tokenizer that adds <bos> ... <eos> to a text; a ChatML-style template starting with
+    # {{ bos_token }}, the instruction a system turn of its own. apply_chat_template adds no special tokens, so
+    # dlrt takes the post-processor's off again; the prompt with an instruction is another template.
+    w = want_bos()
+    folder = tmp_path / "bos"
+    shutil.copytree(BOS, folder)
+    assert reranker_config.main([str(folder)]) == 0
+    config = json.loads((folder / "reranker_config.json").read_text(encoding="utf-8"))
+    assert config["special_tokens"] is False and config["template"].startswith("<bos><|im_start|>query\n")
+    assert config["instruction_template"].startswith("<bos><|im_start|>system\n{instruction}<|im_end|>\n")
+    for text, rendered in zip(w["texts"], w["rendered"]):
+        assert reranker_config.fill(config["template"], "", w["query"], text) == rendered
+    c = dlrt.CrossEncoder(str(folder), device="cpu", threads=2)
+    pairs = [(w["query"], t) for t in w["texts"]]
+    assert sum(n == w["max_length"] for n in w["lengths"]) >= 3
+    np.testing.assert_allclose(c.predict(pairs), w["scores"], atol=1e-5, rtol=0)
+    np.testing.assert_allclose(c.predict(pairs, instruction=w["instruction"]), w["scores_instruction"],
+                               atol=1e-5, rtol=0)
+
+
+def with_processor(tmp_path):
+    """The BOS folder behind the LlavaProcessor the generator saved: processor_config.json and a
+    chat_template.json without the BOS token beside the chat_template.jinja with it."""
+    folder = tmp_path / "processor"
+    shutil.copytree(BOS, folder)
+    for name, content in want_bos()["processor_files"].items():
+        (folder / name).write_text(json.dumps(content), encoding="utf-8")
+    return folder
+
+
+def test_a_processor_reads_chat_template_json_and_adds_special_tokens(tmp_path):
+    # transformers' processor takes chat_template.json before chat_template.jinja, and tokenizes the prompt with
+    # the post-processor's tokens when it does not start with the BOS token (sentence-transformers' predict).
+    w = want_bos()
+    folder = with_processor(tmp_path)
+    assert reranker_config.main([str(folder)]) == 0
+    config = json.loads((folder / "reranker_config.json").read_text(encoding="utf-8"))
+    assert config["special_tokens"] is True and config["template"].startswith("<|im_start|>query\n")
+    c = dlrt.CrossEncoder(str(folder), device="cpu", threads=2)
+    pairs = [(w["query"], t) for t in w["texts"]]
+    np.testing.assert_allclose(c.predict(pairs), w["scores_processor"], atol=1e-5, rtol=0)
+    np.testing.assert_allclose(c.predict(pairs, instruction=w["instruction"]), w["scores_processor_instruction"],
+                               atol=1e-5, rtol=0)
+
+
+MARK = "{% for m in messages %}[{{ m.role }}:{{ m.content }}]{% endfor %}"
+
+
+def write_template(folder, where, tag):
+    """Puts the template `tag` + MARK where `where` says transformers may find one."""
+    if where == "jinja":
+        (folder / "chat_template.jinja").write_text(tag + MARK, encoding="utf-8")
+    elif where in ("tokenizer_config", "processor_config", "sentence_bert_config"):
+        path = folder / f"{where}.json"
+        config = json.loads(path.read_text(encoding="utf-8"))
+        if where == "sentence_bert_config":
+            config["processor_kwargs"] = {"chat_template": tag + MARK}
+        else:
+            config["chat_template"] = tag + MARK
+        path.write_text(json.dumps(config), encoding="utf-8")
+    elif where == "json":
+        (folder / "chat_template.json").write_text(json.dumps({"chat_template": tag + MARK}), encoding="utf-8")
+
+
+# Where sentence-transformers 6.2 (transformers 5.24) took the template from, seen by loading such folders:
+# a tokenizer reads sentence_bert_config.json's processor_kwargs, then chat_template.jinja, then
+# tokenizer_config.json, never chat_template.json; a processor reads processor_kwargs, then
+# processor_config.json, then chat_template.json, then chat_template.jinja, never tokenizer_config.json.
+@pytest.mark.parametrize("processor, places, chosen", [
+    (False, ["json", "jinja", "tokenizer_config"], "jinja"),
+    (False, ["json", "tokenizer_config"], "tokenizer_config"),
+    (False, ["jinja", "sentence_bert_config"], "sentence_bert_config"),
+    (True, ["json", "jinja", "tokenizer_config"], "json"),
+    (True, ["processor_config", "json", "jinja"], "processor_config"),
+    (True, ["jinja", "tokenizer_config"], "jinja"),
+    (True, ["jinja", "sentence_bert_config", "processor_config"], "sentence_bert_config"),
+])
+def test_the_template_comes_from_where_transformers_reads_it(tmp_path, processor, places, chosen):
+    folder = with_processor(tmp_path) if processor else copy_chat(tmp_path)
+    for name in ("chat_template.jinja", "chat_template.json"):
+        if (folder / name).exists():
+            os.remove(folder / name)
+    for where in places:
+        write_template(folder, where, where.upper())
+    config = reranker_config.make_config(str(folder))
+    assert config["template"].startswith(chosen.upper() + "[query:{query}]"), config["template"]
+
+
+def test_a_processor_without_its_template_files_is_refused(tmp_path, capsys):
+    # tokenizer_config.json's chat_template is the tokenizer's, which a processor does not read.
+    folder = with_processor(tmp_path)
+    for name in ("chat_template.jinja", "chat_template.json"):
+        os.remove(folder / name)
+    write_template(folder, "tokenizer_config", "TC")
+    assert reranker_config.main([str(folder)]) == 1
+    assert "the processor has no chat template" in capsys.readouterr().err
+
+
+def test_named_templates_take_the_default_or_the_requested_one(tmp_path, capsys):
+    folder = copy_chat(tmp_path)
+    os.remove(folder / "chat_template.jinja")
+    extra = folder / "additional_chat_templates"
+    extra.mkdir()
+    (extra / "rerank.jinja").write_text("RERANK" + MARK, encoding="utf-8")
+    assert reranker_config.main([str(folder)]) == 1
+    assert "none is \"default\"" in capsys.readouterr().err
+    st = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
+    st["processing_kwargs"]["chat_template"]["chat_template"] = "rerank"
+    (folder / "sentence_bert_config.json").write_text(json.dumps(st), encoding="utf-8")
+    assert reranker_config.make_config(str(folder))["template"].startswith("RERANK[query:{query}]")

@@ -1,9 +1,11 @@
 """Folders sentence-transformers 5.x and 6.x saved (tests/models/st_modules/,
 made by tests/models/make_st_modules.py) through dlrt.Embedder against that
 library's torch outputs: dense (Transformer + Pooling + Dense + LayerNorm +
-Normalize) and StaticEmbedding cosine >= 0.99999, SPLADE and
-SparseStaticEmbedding the same non-zero indices with values within 1e-4; 6.x's CrossEncoder and
-LogitScore LLM reranker folders through dlrt.CrossEncoder.predict."""
+Normalize), StaticEmbedding and WeightedLayerPooling (Transformer +
+WeightedLayerPooling + Pooling) cosine >= 0.99999, SPLADE and
+SparseStaticEmbedding the same non-zero indices with values within 1e-4; 6.x's decoder embedder
+with its prompts; the CrossEncoder folders of 5.3, 5.7 and 6.2 and 6.x's LogitScore LLM reranker
+through dlrt.CrossEncoder.predict."""
 import json
 import os
 
@@ -22,7 +24,7 @@ def reference(major):
 
 
 @pytest.mark.parametrize("major", [5, 6])
-@pytest.mark.parametrize("name", ["dense", "static"])
+@pytest.mark.parametrize("name", ["dense", "static", "wlp"])
 def test_dense_and_static(major, name):
     ref = reference(major)
     e = dlrt.Embedder(os.path.join(ST, f"st{major}_{name}"), device="cpu", threads=2)
@@ -64,12 +66,45 @@ def test_st6_llm_reranker_predicts_as_sentence_transformers():
 
 def test_st6_cross_encoder_predicts_as_sentence_transformers():
     # 6.x saves a CrossEncoder with a modules.json (one sequence-classification Transformer).
-    ref = reference(6)
-    want = ref["folders"]["cross_encoder"]
-    c = dlrt.CrossEncoder(os.path.join(ST, "st6_cross_encoder"), device="cpu", threads=2)
+    check_cross_encoder(6, "cross_encoder")
+
+
+@pytest.mark.parametrize("name", ["cross_encoder", "cross_encoder_plain"])
+def test_st5_cross_encoder_predicts_as_sentence_transformers(name):
+    # 5.7 saves 6.x's layout (modules.json); 5.3 a plain transformers folder (config.json names the activation).
+    check_cross_encoder(5, name)
+
+
+def check_cross_encoder(major, name):
+    ref = reference(major)
+    want = ref["folders"][name]
+    c = dlrt.CrossEncoder(os.path.join(ST, f"st{major}_{name}"), device="cpu", threads=2)
     assert not c.is_llm_reranker
     got = c.predict([(want["query"], t) for t in ref["texts"]])
     np.testing.assert_allclose(got, want["scores"], atol=1e-5, rtol=0)
+    ranked = c.rank(want["query"], ref["texts"], top_k=3)
+    assert [r["corpus_id"] for r in ranked] == list(np.argsort(want["scores"])[::-1][:3])
+
+
+def assert_cosine(got, want):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    assert got.shape == want.shape
+    cos = (got * want).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+    assert cos.min() >= 0.99999, cos
+
+
+def test_st6_decoder_embedder_prompts_as_sentence_transformers():
+    # A Qwen3-Embedding-shaped folder saved by 6.x: last-token pooling, prompts by name and by
+    # encode_query / encode_document, as the library's own calls.
+    want = reference(6)["folders"]["decoder_embed"]
+    e = dlrt.Embedder(os.path.join(ST, "st6_decoder_embed"), device="cpu", threads=2)
+    texts = want["texts"]
+    assert e.kind == "dense"
+    assert_cosine(e.encode(texts, batch_size=3), want["default"])
+    assert_cosine(e.encode_query(texts), want["query"])
+    assert_cosine(e.encode(texts, prompt_name="query"), want["query"])
+    assert_cosine(e.encode_document(texts), want["document"])
+    assert_cosine(e.encode(texts, prompt_name="classification"), want["classification"])
 
 
 @pytest.mark.parametrize("name", ["multi_vector", "multi_vector_min"])

@@ -221,18 +221,18 @@ TEST(ServeLlmRerank, St6LogitScoreFolderMatchesPredict) {
 // it, naming the tool; with the reranker_config.json that `python -m dlrt.reranker_config` wrote for it
 // (committed beside it, tests/python/test_st_modules.py checks it is the tool's output), /rerank's scores
 // are CrossEncoder.predict's, with and without an instruction (predict's prompt=), cut pairs included.
-TEST(ServeLlmRerank, St6ChatTemplateFolderMatchesPredict) {
+void expect_chat_template_folder(const std::string& name) {
   const json& ref = st6_reference();
-  const json& want = ref["folders"]["llm_reranker_chat"];
+  const json& want = ref["folders"][name];
   const EmbedderOptions o = rerank_options();
-  auto refused = open_model((kStDir / "st6_llm_reranker_chat").string(), o);
+  auto refused = open_model((kStDir / ("st6_" + name)).string(), o);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("python -m dlrt.reranker_config"), std::string::npos)
       << refused.status().to_string();
-  const fs::path dir = fs::temp_directory_path() / ("dlrt_serve_chat_" + std::to_string(::getpid()));
+  const fs::path dir = fs::temp_directory_path() / ("dlrt_serve_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::copy(kStDir / "st6_llm_reranker_chat", dir, fs::copy_options::recursive);
-  fs::copy_file(kStDir / "st6_llm_reranker_chat.reranker_config.json", dir / "reranker_config.json");
+  fs::copy(kStDir / ("st6_" + name), dir, fs::copy_options::recursive);
+  fs::copy_file(kStDir / ("st6_" + name + ".reranker_config.json"), dir / "reranker_config.json");
   auto m = open_model(dir.string(), o);
   fs::remove_all(dir);
   ASSERT_TRUE(m.ok()) << m.status().to_string();
@@ -255,6 +255,14 @@ TEST(ServeLlmRerank, St6ChatTemplateFolderMatchesPredict) {
     }
   }
 }
+
+
+TEST(ServeLlmRerank, St6ChatTemplateFolderMatchesPredict) { expect_chat_template_folder("llm_reranker_chat"); }
+
+// A Llama CrossEncoder whose tokenizer adds <bos> ... <eos> to a text and whose ChatML-style template starts with
+// the BOS token and gives an instruction a system turn of its own (reranker_config.json's "special_tokens": false
+// and "instruction_template"): /rerank's scores are predict()'s, with and without an instruction.
+TEST(ServeLlmRerank, St6BosChatTemplateFolderMatchesPredict) { expect_chat_template_folder("llm_reranker_bos"); }
 
 }  // namespace
 }  // namespace dlrt::embed

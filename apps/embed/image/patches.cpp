@@ -37,7 +37,7 @@ Status one_image(const Image& image, const ProcessorConfig& c, size_t index, Pat
   if (c.do_resize) {
     int h = 0, w = 0;
     patch_grid_size(image.height, image.width, p, c.max_num_patches, h, w);
-    DLRT_ASSIGN_OR_RETURN(resized, resize(image, w, h, c.resample));
+    DLRT_ASSIGN_OR_RETURN(resized, resize_as(image, w, h, c));
     img = &resized;
   }
   const int rows = img->height / p;
@@ -46,14 +46,7 @@ Status one_image(const Image& image, const ProcessorConfig& c, size_t index, Pat
     return InvalidArgument("an image of " + std::to_string(img->width) + " x " + std::to_string(img->height) +
                            " is not at most " + std::to_string(c.max_num_patches) + " whole patches of " +
                            std::to_string(p) + " x " + std::to_string(p) + " (the config has do_resize false)");
-  // The value of a byte per channel: float(byte * factor), then (v - mean) / std in float, as numpy does.
-  std::array<std::array<float, 256>, 3> lut{};
-  for (int ch = 0; ch < 3; ++ch)
-    for (int b = 0; b < 256; ++b) {
-      float v = c.do_rescale ? static_cast<float>(static_cast<double>(b) * c.rescale_factor) : static_cast<float>(b);
-      if (c.do_normalize) v = (v - static_cast<float>(c.mean[ch])) / static_cast<float>(c.std[ch]);
-      lut[ch][b] = v;
-    }
+  const ValueTable lut = value_table(c);
   const size_t dim = static_cast<size_t>(out.patch_dim);
   float* base = out.pixels.data() + index * out.patches * dim;
   for (int y = 0; y < img->height; ++y) {

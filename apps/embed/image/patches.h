@@ -1,6 +1,6 @@
 // Siglip2ImageProcessor's preprocessing (SigLIP 2's NaFlex variable
-// resolution), with the semantics of transformers' PIL backend: each image
-// resized (the config's filter, PIL's arithmetic) to the largest size of
+// resolution), with the semantics of the config's backend (PIL's or
+// torchvision's, preprocess.h): each image resized (the config's filter) to the largest size of
 // whole patches, near its aspect ratio, with at most max_num_patches patches;
 // rescaled and normalised; cut into patches, each flattened (row, column,
 // channel); rows of zeros after them up to max_num_patches, which the mask marks.

@@ -162,6 +162,12 @@ Result<ProcessorConfig> parse_processor_config(const std::string& text, const st
   if (resample < 0 || resample > 5)
     return InvalidModel(where + ": resample " + std::to_string(resample) + " is not one of PIL's filters (0 to 5)");
   c.resample = static_cast<Resample>(resample);
+  // The name picks the arithmetic (docs/images.md "Two backends"): "...Fast" torchvision's, as
+  // transformers 4 loads it; plain names PIL's. torchvision's resize has no box or Hamming filter
+  // (transformers' torchvision backend fails on them), so those configs only ever run with PIL's.
+  const bool fast = c.type.size() > 4 && c.type.compare(c.type.size() - 4, 4, "Fast") == 0;
+  const bool box_or_hamming = c.resample == Resample::kBox || c.resample == Resample::kHamming;
+  c.backend = fast && !box_or_hamming ? Backend::kTorchvision : Backend::kPil;
   if (family == Family::kSiglip2) return read_patches(j, where, c);
   const json* size = jsonu::member(j, "size");
   const json default_size = clip ? json{{"shortest_edge", 224}} : json{{"height", 224}, {"width", 224}};
@@ -209,6 +215,36 @@ void shortest_edge_size(int width, int height, int shortest_edge, int& out_width
   }
 }
 
+Result<Image> resize_as(const Image& image, int width, int height, const ProcessorConfig& c) {
+  if (c.backend == Backend::kTorchvision) return resize_torchvision(image, width, height, c.resample);
+  return resize(image, width, height, c.resample);
+}
+
+ValueTable value_table(const ProcessorConfig& c) {
+  ValueTable lut{};
+  for (int ch = 0; ch < 3; ++ch) {
+    const auto mean = static_cast<float>(c.mean[ch]);
+    const auto std = static_cast<float>(c.std[ch]);
+    for (int b = 0; b < 256; ++b) {
+      float v = static_cast<float>(b);
+      if (c.backend == Backend::kPil) {
+        // PIL backend (numpy): float32(byte * factor), then (v - mean) / std in float32.
+        if (c.do_rescale) v = static_cast<float>(static_cast<double>(b) * c.rescale_factor);
+        if (c.do_normalize) v = (v - mean) / std;
+      } else if (c.do_normalize) {
+        // torchvision backend: a rescale folds into the normalisation, mean and std
+        // multiplied by 1 / factor (float32 tensors times a float32 scalar).
+        const float k = c.do_rescale ? static_cast<float>(1.0 / c.rescale_factor) : 1.0f;
+        v = (v - (c.do_rescale ? mean * k : mean)) / (c.do_rescale ? std * k : std);
+      } else if (c.do_rescale) {
+        v = v * static_cast<float>(c.rescale_factor);
+      }
+      lut[ch][b] = v;
+    }
+  }
+  return lut;
+}
+
 Result<PixelValues> preprocess(const Image& image, const ProcessorConfig& c) {
   if (image.width <= 0 || image.height <= 0 || image.rgb.size() != size_t{3} * image.width * image.height)
     return InvalidArgument("an empty or inconsistent image");
@@ -223,11 +259,12 @@ Result<PixelValues> preprocess(const Image& image, const ProcessorConfig& c) {
                              " resizes to " + std::to_string(w) + " x " + std::to_string(h) +
                              ": its aspect ratio is too extreme (at most " + std::to_string(kMaxResizedPixels) +
                              " pixels after the resize)");
-    DLRT_ASSIGN_OR_RETURN(resized, resize(image, w, h, c.resample));
+    DLRT_ASSIGN_OR_RETURN(resized, resize_as(image, w, h, c));
     img = &resized;
   }
   // transformers' center_crop: offsets floor((size - crop) / 2); where the crop is
-  // larger, the image is first centred on zeros (padding ceil((crop - size) / 2)).
+  // larger, the image is first centred on zeros, padded before by ceil((crop - size) / 2)
+  // in the PIL backend, by floor(...) in the torchvision one.
   int out_h = img->height;
   int out_w = img->width;
   int top = 0;
@@ -235,9 +272,10 @@ Result<PixelValues> preprocess(const Image& image, const ProcessorConfig& c) {
   if (c.do_center_crop) {
     out_h = c.crop_height;
     out_w = c.crop_width;
-    const auto offset = [](int size, int crop) {
+    const int round_up = c.backend == Backend::kPil ? 1 : 0;
+    const auto offset = [round_up](int size, int crop) {
       const int d = size - crop;
-      return d >= 0 ? d / 2 : -((-d + 1) / 2);
+      return d >= 0 ? d / 2 : -((-d + round_up) / 2);
     };
     top = offset(img->height, out_h);
     left = offset(img->width, out_w);
@@ -251,15 +289,7 @@ Result<PixelValues> preprocess(const Image& image, const ProcessorConfig& c) {
   } catch (const std::bad_alloc&) {
     return Status(StatusCode::kOutOfMemory, "out of memory for an image's pixel values");
   }
-  // The value of a byte per channel: float(byte * factor), then (v - mean) / std in float, as numpy does.
-  std::array<std::array<float, 256>, 3> lut{};
-  for (int ch = 0; ch < 3; ++ch) {
-    for (int b = 0; b < 256; ++b) {
-      float v = c.do_rescale ? static_cast<float>(static_cast<double>(b) * c.rescale_factor) : static_cast<float>(b);
-      if (c.do_normalize) v = (v - static_cast<float>(c.mean[ch])) / static_cast<float>(c.std[ch]);
-      lut[ch][b] = v;
-    }
-  }
+  const ValueTable lut = value_table(c);
   for (int y = 0; y < out_h; ++y) {
     const int sy = y + top;
     for (int x = 0; x < out_w; ++x) {

@@ -11,43 +11,13 @@
 #include <vector>
 
 #include "embed/image/codecs.h"
+#include "embed/image/filters.h"
 #include "embed/image/preprocess.h"
 
 namespace dlrt::embed::image {
 namespace {
 
 constexpr int kPrecisionBits = 32 - 8 - 2;
-
-double box_filter(double x) { return (x > -0.5 && x <= 0.5) ? 1.0 : 0.0; }
-double bilinear_filter(double x) {
-  if (x < 0.0) x = -x;
-  return x < 1.0 ? 1.0 - x : 0.0;
-}
-double hamming_filter(double x) {
-  if (x < 0.0) x = -x;
-  if (x == 0.0) return 1.0;
-  if (x >= 1.0) return 0.0;
-  x = x * M_PI;
-  return std::sin(x) / x * (0.54f + 0.46f * std::cos(x));
-}
-double bicubic_filter(double x) {
-  constexpr double a = -0.5;
-  if (x < 0.0) x = -x;
-  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1;
-  if (x < 2.0) return (((x - 5) * x + 8) * x - 4) * a;
-  return 0.0;
-}
-double sinc_filter(double x) {
-  if (x == 0.0) return 1.0;
-  x = x * M_PI;
-  return std::sin(x) / x;
-}
-double lanczos_filter(double x) { return (-3.0 <= x && x < 3.0) ? sinc_filter(x) * sinc_filter(x / 3) : 0.0; }
-
-struct Filter {
-  double (*f)(double);
-  double support;
-};
 
 // Per output position: the first input index, the count, and the fixed-point weights.
 struct Coeffs {
@@ -56,7 +26,7 @@ struct Coeffs {
   std::vector<int32_t> k;   // ksize per output
 };
 
-Coeffs precompute(int in_size, int out_size, const Filter& filter) {
+Coeffs precompute(int in_size, int out_size, const filters::Filter& filter) {
   // Pillow's box is float (0, in_size); the scale is computed from their difference.
   const float in0 = 0.0f;
   const float in1 = static_cast<float>(in_size);
@@ -157,26 +127,7 @@ Result<Image> resize(const Image& image, int width, int height, Resample filter)
   if (width <= 0 || height <= 0)
     return InvalidArgument("resize to " + std::to_string(width) + " x " + std::to_string(height) +
                            ": sizes must be positive");
-  Filter f{};
-  switch (filter) {
-    case Resample::kBox:
-      f = {box_filter, 0.5};
-      break;
-    case Resample::kBilinear:
-      f = {bilinear_filter, 1.0};
-      break;
-    case Resample::kHamming:
-      f = {hamming_filter, 1.0};
-      break;
-    case Resample::kBicubic:
-      f = {bicubic_filter, 2.0};
-      break;
-    case Resample::kLanczos:
-      f = {lanczos_filter, 3.0};
-      break;
-    case Resample::kNearest:
-      break;
-  }
+  const filters::Filter f = filters::of(filter);
   if (width == image.width && height == image.height) return image;
   try {
     if (filter == Resample::kNearest) {

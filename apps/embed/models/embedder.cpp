@@ -13,6 +13,7 @@
 #include "embed/models/dense.h"
 #include "embed/tokenizer/file_util.h"
 #include "embed/models/folder_check.h"
+#include "embed/models/layer_pooling.h"
 #include "embed/tokenizer/json_util.h"
 #include "embed/models/length_groups.h"
 #include "embed/models/modules.h"
@@ -46,10 +47,11 @@ Result<json> read_json(const fs::path& path) { return jsonu::read_optional_json(
 
 // Pooling, Dense layers and normalisation (or a sparse model's SPLADE
 // pooling) from modules.json / 1_Pooling/config.json.
-// `post`: the Dense and LayerNorm modules; `input`: module 0 when it is a static one.
+// `post`: the Dense and LayerNorm modules; `input`: module 0 when it is a static one;
+// `layers`: a WeightedLayerPooling module.
 Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std::vector<Module>& post,
                     fs::path& pooling_config, json& pc, std::optional<SpladePooling>& splade,
-                    std::optional<Module>& input, const std::vector<Module>* given) {
+                    std::optional<Module>& input, std::optional<Module>& layers, const std::vector<Module>* given) {
   pooling = Pooling::kMean;
   normalize = true;
   pooling_config = dir / "1_Pooling" / "config.json";
@@ -78,6 +80,7 @@ Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std:
         break;
       }
       case ModuleType::kMLMTransformer: mlm = true; break;
+      case ModuleType::kWeightedLayerPooling: layers = m; break;
       case ModuleType::kTransformer:
       case ModuleType::kDropout: break;
       case ModuleType::kMultiVectorMask:
@@ -93,8 +96,9 @@ Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std:
   const std::string modules_json = (dir / "modules.json").string();
   if (mlm && !splade)
     return Unsupported(modules_json + ": an MLMTransformer without a SpladePooling module (its logits are no embedding)");
-  if (splade && (dense_pooling || !post.empty() || normalize))
-    return Unsupported(modules_json + ": a SpladePooling module with Pooling, Dense or Normalize modules is not supported");
+  if (splade && (dense_pooling || !post.empty() || normalize || layers))
+    return Unsupported(modules_json + ": a SpladePooling module with Pooling, Dense, Normalize or "
+                       "WeightedLayerPooling modules is not supported");
   const bool sparse_static = input && input->type == ModuleType::kSparseStaticEmbedding;
   if (sparse_static && (!post.empty() || normalize))
     return Unsupported(modules_json + ": a SparseStaticEmbedding with Dense, LayerNorm or Normalize modules is not supported");
@@ -161,6 +165,7 @@ struct Embedder::Impl {
   std::string per_item_refusal;
   ModelKind kind = ModelKind::kDense;
   std::optional<SpladePooling> splade;  // a sparse model's pooling
+  std::optional<WeightedLayerPooling> layers;  // the token vectors average the layers (layer_pooling.h)
 };
 
 // Named prompts and the similarity function from config_sentence_transformers.json.
@@ -240,11 +245,11 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
 
   DLRT_RETURN_IF_ERROR(check_folder_configs(dir));
   std::vector<Module> post;
-  std::optional<Module> static_input;
+  std::optional<Module> static_input, layers;
   fs::path pooling_path;
   json pooling_json;
   DLRT_RETURN_IF_ERROR(read_pooling(dir, impl->pooling, impl->normalize, post, pooling_path, pooling_json,
-                                    impl->splade, static_input, options.modules));
+                                    impl->splade, static_input, layers, options.modules));
   if (impl->splade) impl->kind = ModelKind::kSparse;
   DLRT_RETURN_IF_ERROR(load_vector_modules(post, impl->dense));
   if (static_input) return create_static(std::move(impl), dir, *static_input, options);
@@ -318,6 +323,14 @@ Result<std::unique_ptr<Embedder>> Embedder::create_transformer(const std::string
                           " values but the model's vectors have " + std::to_string(hidden));
     impl->hidden_size = hidden;
     impl->dimension = impl->dense.empty() ? hidden : impl->dense.back().out_features();
+  }
+  if (layers) {
+    DLRT_ASSIGN_OR_RETURN(WeightedLayerPooling wlp, WeightedLayerPooling::load(layers->dir));
+    // Applied only where the Transformer gives every layer, as sentence-transformers does (layer_pooling.h).
+    if (jsonu::get_bool(config, "output_hidden_states", false)) {
+      DLRT_RETURN_IF_ERROR(wlp.bind(outs, impl->hidden_size, model_path.string()));
+      impl->layers = std::move(wlp);
+    }
   }
   auto embedder = std::unique_ptr<Embedder>(new Embedder(std::move(impl)));
   DLRT_RETURN_IF_ERROR(embedder->probe_per_item());
@@ -500,7 +513,10 @@ Result<Embedder::Hidden> Embedder::run_hidden(const std::vector<Encoding>& batch
                         std::to_string(b) + ", " + std::to_string(len) + ", hidden]");
   }
   out.hidden = static_cast<size_t>(hidden.dim(2));
-  if (hidden.dtype() == DType::kFloat32) {
+  if (impl_->layers) {
+    DLRT_RETURN_IF_ERROR(impl_->layers->apply(out.outputs, b, len, out.hidden, out.converted));
+    out.x = out.converted.data();
+  } else if (hidden.dtype() == DType::kFloat32) {
     out.x = hidden.data<float>();
   } else if (hidden.dtype() == DType::kFloat16 || hidden.dtype() == DType::kBFloat16) {
     out.converted.resize(static_cast<size_t>(hidden.size()));

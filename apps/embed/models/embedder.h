@@ -150,7 +150,8 @@ class Embedder {
   const SpladePooling* splade_pooling() const;
   size_t dimension() const;         // vector length (a sparse model's: its vocabulary size)
 
-  // Per-token output of the model (its last_hidden_state rows, before any
+  // Per-token output of the model (its last_hidden_state rows, or a
+  // WeightedLayerPooling module's average of the layers, before any
   // pooling or Dense module), for the positions `keep(input, position)`
   // accepts among each encoding's own ids (padding never). Without `keep`:
   // every position up to the encoding's last attended one, as

@@ -72,6 +72,40 @@ std::string fill(const std::string& tmpl, std::string_view instruction, std::str
   return out;
 }
 
+// "special_tokens": false: how many ids the post-processor puts before and after every text, found
+// on two probes whose own ids (without special tokens) come out unchanged between them. Unsupported
+// when the post-processor adds ids otherwise (it cannot be undone by cutting the ends).
+Status find_added(const Tokenizer& tokenizer, const std::string& where, const std::string& path, size_t* front,
+                  size_t* back) {
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> probes;
+  for (const char* text : {"a", "0 1 2 3 yes no"}) {
+    DLRT_ASSIGN_OR_RETURN(Encoding e, tokenizer.encode_checked(text));
+    DLRT_ASSIGN_OR_RETURN(std::vector<int64_t> plain, plain_ids(tokenizer, text, where));
+    probes.emplace_back(std::move(e.ids), std::move(plain));
+  }
+  const auto& [ids0, plain0] = probes[0];
+  const auto& [ids1, plain1] = probes[1];
+  if (ids0.size() >= plain0.size() && ids1.size() >= plain1.size() &&
+      ids1.size() - plain1.size() == ids0.size() - plain0.size()) {
+    const size_t added = ids0.size() - plain0.size();
+    for (size_t f = 0; f <= added; ++f) {
+      auto around_plain = [&](const std::vector<int64_t>& ids, const std::vector<int64_t>& plain) {
+        return std::equal(plain.begin(), plain.end(), ids.begin() + static_cast<std::ptrdiff_t>(f));
+      };
+      if (around_plain(ids0, plain0) && around_plain(ids1, plain1) &&
+          std::equal(ids0.begin(), ids0.begin() + static_cast<std::ptrdiff_t>(f), ids1.begin()) &&
+          std::equal(ids0.end() - static_cast<std::ptrdiff_t>(added - f), ids0.end(),
+                     ids1.end() - static_cast<std::ptrdiff_t>(added - f))) {
+        *front = f;
+        *back = added - f;
+        return Status::Ok();
+      }
+    }
+  }
+  return Unsupported(path + ": \"special_tokens\": false, but the tokenizer's post-processor adds ids to a text "
+                     "other than the same tokens before and after it, which dlrt cannot take off again");
+}
+
 bool type_is(const json& module, const std::string& cls) {
   const std::string type = jsonu::get_string(module, "type", "");
   return type.size() > cls.size() && type.compare(type.size() - cls.size() - 1, cls.size() + 1, "." + cls) == 0;
@@ -182,11 +216,17 @@ Result<LlmReranker> LlmReranker::load(const fs::path& dir, const Tokenizer& toke
   DLRT_ASSIGN_OR_RETURN(std::string prefix, text("prefix", kPrefix));
   DLRT_ASSIGN_OR_RETURN(std::string suffix, text("suffix", kSuffix));
   DLRT_ASSIGN_OR_RETURN(r.template_, text("template", kTemplate));
+  DLRT_ASSIGN_OR_RETURN(r.instruction_template_, text("instruction_template", ""));
+  DLRT_ASSIGN_OR_RETURN(r.empty_text_, text("empty_text", ""));
   DLRT_ASSIGN_OR_RETURN(r.instruction_, text("instruction", kInstruction));
   DLRT_ASSIGN_OR_RETURN(std::string yes, text("yes_token", "yes"));
   DLRT_ASSIGN_OR_RETURN(std::string no, text("no_token", "no"));
   if (r.template_.find("{query}") == std::string::npos || r.template_.find("{document}") == std::string::npos)
     return InvalidModel(path.string() + ": \"template\" must hold {query} and {document}");
+  if (!r.instruction_template_.empty() && (r.instruction_template_.find("{instruction}") == std::string::npos ||
+                                           r.instruction_template_.find("{query}") == std::string::npos ||
+                                           r.instruction_template_.find("{document}") == std::string::npos))
+    return InvalidModel(path.string() + ": \"instruction_template\" must hold {instruction}, {query} and {document}");
   for (const char* key : {"special_tokens", "restore_suffix"}) {
     const json* v = c.is_object() ? jsonu::member(c, key) : nullptr;
     if (v && !v->is_boolean()) return InvalidModel(path.string() + ": \"" + key + "\" must be true or false");
@@ -197,12 +237,7 @@ Result<LlmReranker> LlmReranker::load(const fs::path& dir, const Tokenizer& toke
   DLRT_ASSIGN_OR_RETURN(r.prefix_ids_, plain_ids(tokenizer, prefix, where));
   DLRT_ASSIGN_OR_RETURN(r.suffix_ids_, plain_ids(tokenizer, suffix, where));
   if (!special_tokens) {
-    // The middle is then the tokenizer's ids of the text alone; dlrt's encode adds the post-processor's.
-    DLRT_ASSIGN_OR_RETURN(Encoding probe, tokenizer.encode_checked("a"));
-    DLRT_ASSIGN_OR_RETURN(std::vector<int64_t> plain, plain_ids(tokenizer, "a", where));
-    if (probe.ids != plain)
-      return Unsupported(path.string() + ": \"special_tokens\": false, but the tokenizer's post-processor adds "
-                         "special tokens to a text, which dlrt does not strip");
+    DLRT_RETURN_IF_ERROR(find_added(tokenizer, where, path.string(), &r.strip_front_, &r.strip_back_));
   }
   if (logit_yes >= 0 && !jsonu::member(c, "yes_token") && !jsonu::member(c, "no_token")) {
     r.yes_id_ = logit_yes;
@@ -217,11 +252,19 @@ Result<LlmReranker> LlmReranker::load(const fs::path& dir, const Tokenizer& toke
     r.no_id_ = *no_id;
   }
   if (r.restore_suffix_) {
-    DLRT_ASSIGN_OR_RETURN(r.tail_ids_, r.tail(tokenizer, r.instruction_));
-    DLRT_ASSIGN_OR_RETURN(Encoding bare, r.whole(tokenizer, r.instruction_, "", "", 0, nullptr));
+    DLRT_ASSIGN_OR_RETURN(r.tail_ids_, r.tail(tokenizer, r.template_, r.instruction_));
+    DLRT_ASSIGN_OR_RETURN(Encoding bare, r.whole(tokenizer, r.template_, r.instruction_, "", "", 0, nullptr));
     r.fixed_ = bare.ids.size();
   }
   return r;
+}
+
+const std::string& LlmReranker::template_for(const std::string& instruction) const {
+  return !instruction.empty() && !instruction_template_.empty() ? instruction_template_ : template_;
+}
+
+const std::string& LlmReranker::instruction_or_default(const std::string& instruction) const {
+  return instruction.empty() ? instruction_ : instruction;
 }
 
 Status LlmReranker::check_instruction(const std::string& instruction) const {
@@ -229,9 +272,9 @@ Status LlmReranker::check_instruction(const std::string& instruction) const {
     return InvalidArgument(
         "an instruction is for LLM rerankers with a prompt template; this sentence-transformers "
         "reranker (LogitScore) scores plain (query, document) pairs");
-  if (!instruction.empty() && template_.find("{instruction}") == std::string::npos)
+  if (!instruction.empty() && !takes_instruction())
     return InvalidArgument("this LLM reranker's prompt has no place for an instruction (its template in " +
-                           std::string(kConfigFile) + " holds no {instruction})");
+                           std::string(kConfigFile) + " holds no {instruction}, and it gives no instruction_template)");
   return Status::Ok();
 }
 
@@ -242,22 +285,37 @@ std::vector<int64_t> LlmReranker::around(const std::vector<int64_t>& middle) con
   return ids;
 }
 
-Result<Encoding> LlmReranker::whole(const Tokenizer& tokenizer, std::string_view instruction, std::string_view query,
-                                    std::string_view document, size_t limit, size_t* untruncated) const {
-  const std::string body = fill(template_, instruction, query, document);
+Result<Encoding> LlmReranker::middle(const Tokenizer& tokenizer, const std::string& text, size_t limit,
+                                     size_t* untruncated) const {
+  const size_t added = strip_front_ + strip_back_;
   size_t n = 0;
-  DLRT_ASSIGN_OR_RETURN(Encoding middle, tokenizer.encode_checked(body, limit, nullptr, &n));
+  DLRT_ASSIGN_OR_RETURN(Encoding e, tokenizer.encode_checked(text, limit > 0 ? limit + added : 0, nullptr, &n));
+  if (e.ids.size() < added) return RuntimeError("the tokenizer's special tokens did not come around the prompt");
+  e.ids.erase(e.ids.end() - static_cast<std::ptrdiff_t>(strip_back_), e.ids.end());
+  e.ids.erase(e.ids.begin(), e.ids.begin() + static_cast<std::ptrdiff_t>(strip_front_));
+  e.attention_mask.resize(e.ids.size());
+  e.type_ids.resize(e.ids.size());
+  if (untruncated) *untruncated = n >= added ? n - added : 0;
+  return e;
+}
+
+Result<Encoding> LlmReranker::whole(const Tokenizer& tokenizer, const std::string& tmpl, std::string_view instruction,
+                                    std::string_view query, std::string_view document, size_t limit,
+                                    size_t* untruncated) const {
+  size_t n = 0;
+  DLRT_ASSIGN_OR_RETURN(Encoding mid, middle(tokenizer, fill(tmpl, instruction, query, document), limit, &n));
   Encoding e;
-  e.ids = around(middle.ids);
-  if (untruncated) *untruncated = prefix_ids_.size() + std::max(n, middle.ids.size()) + suffix_ids_.size();
+  e.ids = around(mid.ids);
+  if (untruncated) *untruncated = prefix_ids_.size() + std::max(n, mid.ids.size()) + suffix_ids_.size();
   return e;
 }
 
 // sentence-transformers' chat-template suffix: the longest run of ids that ends both prompts with the
 // query and document "0" and "1 2 3 4", none when one prompt ends wholly in the other.
-Result<std::vector<int64_t>> LlmReranker::tail(const Tokenizer& tokenizer, std::string_view instruction) const {
-  DLRT_ASSIGN_OR_RETURN(Encoding a, whole(tokenizer, instruction, "0", "0", 0, nullptr));
-  DLRT_ASSIGN_OR_RETURN(Encoding b, whole(tokenizer, instruction, "1 2 3 4", "1 2 3 4", 0, nullptr));
+Result<std::vector<int64_t>> LlmReranker::tail(const Tokenizer& tokenizer, const std::string& tmpl,
+                                               std::string_view instruction) const {
+  DLRT_ASSIGN_OR_RETURN(Encoding a, whole(tokenizer, tmpl, instruction, "0", "0", 0, nullptr));
+  DLRT_ASSIGN_OR_RETURN(Encoding b, whole(tokenizer, tmpl, instruction, "1 2 3 4", "1 2 3 4", 0, nullptr));
   size_t count = 0;
   while (count < a.ids.size() && count < b.ids.size() &&
          a.ids[a.ids.size() - 1 - count] == b.ids[b.ids.size() - 1 - count])
@@ -271,16 +329,19 @@ Result<std::vector<int64_t>> LlmReranker::tail(const Tokenizer& tokenizer, std::
 Result<Encoding> LlmReranker::encode_restoring(const Tokenizer& tokenizer, std::string_view query,
                                                std::string_view document, const std::string& instruction,
                                                size_t max_length, bool* truncated) const {
-  const std::string& instr = instruction.empty() ? instruction_ : instruction;
+  const std::string& instr = instruction_or_default(instruction);
+  const std::string& tmpl = template_for(instruction);
   std::vector<int64_t> tail_ids = tail_ids_;
-  if (instr != instruction_) {
-    DLRT_ASSIGN_OR_RETURN(tail_ids, tail(tokenizer, instr));
+  if (instr != instruction_ || &tmpl != &template_) {
+    DLRT_ASSIGN_OR_RETURN(tail_ids, tail(tokenizer, tmpl, instr));
   }
   if (max_length <= std::max(tail_ids.size(), prefix_ids_.size()))
     return InvalidArgument("a maximum length of " + std::to_string(max_length) + " tokens leaves no room for the query "
                            "and document past the reranker's prompt");
   size_t total = 0;
-  DLRT_ASSIGN_OR_RETURN(Encoding e, whole(tokenizer, instr, query, document, max_length - prefix_ids_.size(), &total));
+  DLRT_ASSIGN_OR_RETURN(Encoding e,
+                        whole(tokenizer, tmpl, instr, or_empty_text(query), or_empty_text(document),
+                              max_length - prefix_ids_.size(), &total));
   if (e.ids.size() > max_length) e.ids.resize(max_length);
   if (total >= max_length) {
     const size_t keep = std::min(tail_ids.size(), e.ids.size());
@@ -306,12 +367,13 @@ Result<Encoding> LlmReranker::encode(const Tokenizer& tokenizer, std::string_vie
   if (max_length <= fixed)
     return InvalidArgument("a maximum length of " + std::to_string(max_length) + " tokens leaves no room for the query "
                            "and document past the reranker's prompt (" + std::to_string(fixed) + " tokens)");
-  const std::string body = fill(template_, instruction.empty() ? instruction_ : instruction, query, document);
-  DLRT_ASSIGN_OR_RETURN(Encoding middle, encode_within(max_length - fixed, truncated, [&](size_t limit, size_t* n) {
-                          return tokenizer.encode_checked(body, limit, nullptr, n);
+  const std::string body = fill(template_for(instruction), instruction_or_default(instruction), or_empty_text(query),
+                                or_empty_text(document));
+  DLRT_ASSIGN_OR_RETURN(Encoding mid, encode_within(max_length - fixed, truncated, [&](size_t limit, size_t* n) {
+                          return middle(tokenizer, body, limit, n);
                         }));
   Encoding e;
-  e.ids = around(middle.ids);
+  e.ids = around(mid.ids);
   e.attention_mask.assign(e.ids.size(), 1);
   e.type_ids.assign(e.ids.size(), 0);
   return e;

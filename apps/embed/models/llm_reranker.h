@@ -28,13 +28,18 @@
 // The prefix and suffix are tokenized without special tokens; the middle is
 // tokenized as a text (the tokenizer's post-processor applies) and cut from
 // the right so that the whole fits the maximum length, as the model card does.
-// Two more keys, for a rendered chat template: "special_tokens": false says the
-// post-processor must add nothing to a text (refused at load otherwise), and
-// "restore_suffix": true cuts the whole prompt from the right instead and writes
-// its tail back over the last ids (sentence-transformers' restore_suffix: the
-// tail is the ids common to the ends of the prompts with "0" and "1 2 3 4" as
-// the query and document). A non-empty instruction is refused when the
-// template holds no {instruction}.
+// Three more keys, for a rendered chat template: "special_tokens": false tokenizes
+// the middle without the post-processor's special tokens (add_special_tokens=False:
+// the tokens a TemplateProcessing puts before and after every text, as a probe at
+// load finds them, are cut off again; any other post-processor adding tokens is
+// refused at load), "restore_suffix": true cuts the whole prompt from the right
+// instead and writes its tail back over the last ids (sentence-transformers'
+// restore_suffix: the tail is the ids common to the ends of the prompts with "0"
+// and "1 2 3 4" as the query and document), "instruction_template" is the
+// template for a request that gives an instruction (a chat template that adds a
+// system turn for it only), and "empty_text" is what an empty query or document
+// is filled in as (a processor renders an empty content as an empty list). A
+// non-empty instruction is refused when neither template holds {instruction}.
 //
 // Thread-safety: immutable after load(); every method may be called from many
 // threads at once.
@@ -77,9 +82,11 @@ class LlmReranker {
   // tokenizer's pairs, without a prompt or an instruction.
   bool has_prompt() const { return !pairs_; }
   // A prompt with an {instruction} for a request's instruction to fill.
-  bool takes_instruction() const { return !pairs_ && template_.find("{instruction}") != std::string::npos; }
+  bool takes_instruction() const {
+    return !pairs_ && (!instruction_template_.empty() || template_.find("{instruction}") != std::string::npos);
+  }
   // kInvalidArgument for a non-empty instruction without a prompt, or without
-  // {instruction} in the template.
+  // {instruction} in the template and no instruction_template.
   Status check_instruction(const std::string& instruction) const;
   // sentence-transformers' form: the default prompt (config_sentence_transformers.json's
   // default_prompt_name) put before each query; empty without one.
@@ -96,14 +103,26 @@ class LlmReranker {
  private:
   // The prompt's prefix ids, `middle`, its suffix ids.
   std::vector<int64_t> around(const std::vector<int64_t>& middle) const;
+  // The template a request's instruction (empty: none) takes, and the instruction it is filled with.
+  const std::string& template_for(const std::string& instruction) const;
+  const std::string& instruction_or_default(const std::string& instruction) const;
+  std::string_view or_empty_text(std::string_view text) const { return text.empty() ? empty_text_ : text; }
+  // The ids of a filled template: the tokenizer's encoding, without the post-processor's
+  // tokens when special_tokens is false; `limit` and `untruncated` count the ids kept.
+  Result<Encoding> middle(const Tokenizer& tokenizer, const std::string& text, size_t limit, size_t* untruncated) const;
   // prefix + the filled template + suffix; `untruncated` its length uncut (limit cuts the template's ids).
-  Result<Encoding> whole(const Tokenizer& tokenizer, std::string_view instruction, std::string_view query,
-                         std::string_view document, size_t limit, size_t* untruncated) const;
-  Result<std::vector<int64_t>> tail(const Tokenizer& tokenizer, std::string_view instruction) const;
+  Result<Encoding> whole(const Tokenizer& tokenizer, const std::string& tmpl, std::string_view instruction,
+                         std::string_view query, std::string_view document, size_t limit, size_t* untruncated) const;
+  Result<std::vector<int64_t>> tail(const Tokenizer& tokenizer, const std::string& tmpl,
+                                    std::string_view instruction) const;
   Result<Encoding> encode_restoring(const Tokenizer& tokenizer, std::string_view query, std::string_view document,
                                     const std::string& instruction, size_t max_length, bool* truncated) const;
 
   std::string template_, instruction_, query_prompt_;
+  std::string instruction_template_;  // empty: template_ takes the instruction too
+  std::string empty_text_;            // an empty query or document in the filled template
+  // special_tokens false: the post-processor's ids before and after a text, cut off again.
+  size_t strip_front_ = 0, strip_back_ = 0;
   std::vector<int64_t> prefix_ids_, suffix_ids_, tail_ids_;  // tail_ids_: restore_suffix's, default instruction
   size_t fixed_ = 0;
   bool restore_suffix_ = false;

@@ -24,6 +24,7 @@ const std::vector<ModuleTypeName>& implemented_module_types() {
       {"sentence_transformers.sparse_encoder.models.SparseStaticEmbedding", ModuleType::kSparseStaticEmbedding},
       {"sentence_transformers.models.Router", ModuleType::kRouter},
       {"sentence_transformers.models.Dropout", ModuleType::kDropout},
+      {"sentence_transformers.models.WeightedLayerPooling", ModuleType::kWeightedLayerPooling},
       {"sentence_transformers.base.modules.transformer.Transformer", ModuleType::kTransformer},
       {"sentence_transformers.sentence_transformer.modules.pooling.Pooling", ModuleType::kPooling},
       {"sentence_transformers.base.modules.dense.Dense", ModuleType::kDense},
@@ -37,6 +38,8 @@ const std::vector<ModuleTypeName>& implemented_module_types() {
        ModuleType::kSparseStaticEmbedding},
       {"sentence_transformers.base.modules.router.Router", ModuleType::kRouter},
       {"sentence_transformers.sentence_transformer.modules.dropout.Dropout", ModuleType::kDropout},
+      {"sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling",
+       ModuleType::kWeightedLayerPooling},
       {"sentence_transformers.multi_vector_encoder.modules.multi_vector_mask.MultiVectorMask",
        ModuleType::kMultiVectorMask},
       {"sentence_transformers.multi_vector_encoder.modules.token_pooling.HierarchicalTokenPooling",
@@ -65,9 +68,6 @@ Result<fs::path> inside_folder(const fs::path& dir, const std::string& rel, cons
 
 // What a type dlrt does not implement is, when it is known, for the message.
 std::string known_family(const std::string& type) {
-  if (type.find("WeightedLayerPooling") != std::string::npos)
-    return " (it averages every layer's hidden states; an ONNX export of the Transformer gives the last layer's "
-           "only)";
   if (type.rfind("pylate.", 0) == 0) return " (a PyLate module)";
   if (type.rfind("sentence_transformers.sparse_encoder.", 0) == 0) return " (a sparse-encoder module)";
   if (type.rfind("sentence_transformers.multi_vector_encoder.", 0) == 0) return " (a multi-vector encoder module)";
@@ -87,7 +87,8 @@ bool is_input_module(ModuleType t) {
 // most (and one SpladePooling), none after a static module (it gives the
 // sentence vector itself); no Dense, LayerNorm or Normalize before the
 // Pooling (they read its sentence vector), no Dense or LayerNorm after a
-// Normalize (dlrt normalises last).
+// Normalize (dlrt normalises last); one WeightedLayerPooling at most, before
+// the pooling (it makes the token vectors the pooling reads).
 
 Status check_module_order(const fs::path& path, const std::vector<Module>& modules) {
   auto bad = [&](const std::string& what) {
@@ -99,11 +100,17 @@ Status check_module_order(const fs::path& path, const std::vector<Module>& modul
   const bool is_static =
       modules[0].type == ModuleType::kStaticEmbedding || modules[0].type == ModuleType::kSparseStaticEmbedding;
   const size_t none = modules.size();
-  size_t pooling = none, splade = none, normalize = none;
+  size_t pooling = none, splade = none, normalize = none, layers = none;
   for (size_t i = 1; i < modules.size(); ++i) {
     const ModuleType t = modules[i].type;
     const std::string at = "module " + std::to_string(i) + " (" + modules[i].type_name + ")";
     if (is_input_module(t)) return bad(at + " is a second Transformer or other input module");
+    if (t == ModuleType::kWeightedLayerPooling) {
+      if (is_static) return bad(at + " averages hidden states, which the static module 0 does not give");
+      if (layers != none) return bad(at + " is a second WeightedLayerPooling after module " + std::to_string(layers));
+      if (pooling != none || splade != none) return bad(at + " comes after the pooling module, whose input it makes");
+      layers = i;
+    }
     const bool pools = t == ModuleType::kPooling || t == ModuleType::kSpladePooling;
     if (pools && is_static) return bad(at + " pools token vectors, which the static module 0 does not give");
     size_t& first = t == ModuleType::kPooling ? pooling : t == ModuleType::kSpladePooling ? splade : normalize;
@@ -141,6 +148,7 @@ Result<Module> read_module(const fs::path& dir, const std::string& type, std::st
   // the model folder itself, where sentence-transformers saves module 0).
   const bool has_config = found->type == ModuleType::kPooling || found->type == ModuleType::kDense ||
                           found->type == ModuleType::kSpladePooling || found->type == ModuleType::kLayerNorm ||
+                          found->type == ModuleType::kWeightedLayerPooling ||
                           found->type == ModuleType::kMultiVectorMask || found->type == ModuleType::kTokenPooling;
   if (rel.empty() && found->type == ModuleType::kPooling) rel = "1_Pooling";
   if (rel.empty() && found->type == ModuleType::kSpladePooling) rel = "1_SpladePooling";

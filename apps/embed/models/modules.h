@@ -8,6 +8,8 @@
 // module path, as 6.x saves it: sentence_transformers.base.modules.transformer.Transformer, ...):
 //   Transformer            the ONNX model (hidden states; MLM logits in a sparse folder)
 //   Pooling                dense pooling (1_Pooling/config.json)
+//   WeightedLayerPooling   a weighted average of the Transformer's per-layer
+//                          hidden states before the Pooling (layer_pooling.h)
 //   Dense                  a linear layer and activation after pooling (dense.h)
 //   pylate.models.Dense.Dense  a multi-vector (ColBERT) folder's per-token projection
 //                          (multi_vector.h; Embedder::create refuses such folders before reading modules)
@@ -44,6 +46,7 @@ enum class ModuleType {
   kSparseStaticEmbedding,
   kRouter,
   kDropout,
+  kWeightedLayerPooling,
   kMultiVectorMask,
   kTokenPooling,
 };
@@ -69,7 +72,8 @@ struct Module {
 // order sentence-transformers would not run as dlrt does (no input module
 // (Transformer, MLMTransformer, StaticEmbedding, SparseStaticEmbedding)
 // first, a second input or pooling module, a Pooling after a static module,
-// a Dense or LayerNorm before the Pooling or after a Normalize).
+// a Dense or LayerNorm before the Pooling or after a Normalize, a
+// WeightedLayerPooling anywhere but between the Transformer and the Pooling).
 Result<std::vector<Module>> read_modules(const std::filesystem::path& dir);
 
 // One module named by `type` (as modules.json or router_config.json spells
