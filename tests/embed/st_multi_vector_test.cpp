@@ -63,7 +63,7 @@ TEST(StMultiVectorEncoder, OpensAsMultiVectorAndMatchesTheLibrary) {
       for (size_t i = 0; i < got[query].size(); ++i)
         worst = std::min(worst, testing::expect_st_token_vectors(got[query][i], want[task][i],
                                                                  std::string(name) + " " + task + " " + std::to_string(i)));
-      std::printf("%s %s: worst per-token cosine %.9f\n", name, task, worst);
+      std::printf("%s %s: worst per-token cosine 1 - %.1e\n", name, task, 1.0 - worst);
     }
     // MaxSim of each query against each document: the library's similarity().
     for (size_t q = 0; q < got[1].size(); ++q)
@@ -94,7 +94,7 @@ TEST(StMultiVectorEncoder, CliMatchesTheLibrary) {
         worst = std::min(worst, testing::expect_st_token_vectors(
                                     j["data"][i]["embeddings"].get<std::vector<std::vector<float>>>(), want[i],
                                     std::string("cli ") + name + " " + task + " " + std::to_string(i)));
-      std::printf("cli %s %s: worst per-token cosine %.9f\n", name, task, worst);
+      std::printf("cli %s %s: worst per-token cosine 1 - %.1e\n", name, task, 1.0 - worst);
     }
   }
 }

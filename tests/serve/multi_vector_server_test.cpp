@@ -171,7 +171,7 @@ TEST(MultiVectorServer, St6EncoderEmbedAllAndRerankMatchTheLibrary) {
         worst = std::min(worst, testing::expect_st_token_vectors(j[i].get<std::vector<std::vector<float>>>(), want[task][i],
                                                                  std::string("server ") + name + " " + task + " " +
                                                                      std::to_string(i)));
-      std::printf("server %s %s: worst per-token cosine %.9f\n", name, task, worst);
+      std::printf("server %s %s: worst per-token cosine 1 - %.1e\n", name, task, 1.0 - worst);
     }
     for (size_t q = 0; q < ref["texts"].size(); ++q) {
       auto r = ts.post("/rerank", json({{"query", ref["texts"][q]}, {"texts", ref["texts"]}}).dump());
