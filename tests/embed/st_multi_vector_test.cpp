@@ -1,6 +1,6 @@
 // sentence-transformers 6.x MultiVectorEncoder folders (tests/models/st_modules/st6_multi_vector*,
 // written by make_st_modules.py) against the library's encode_query / encode_document
-// and similarity (MaxSim): through open_model and `dlrt embed --query / --document`;
+// and similarity (MaxSim): through open_model, `dlrt embed --query / --document` and `dlrt rerank`;
 // the settings dlrt refuses.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -95,6 +95,20 @@ TEST(StMultiVectorEncoder, CliMatchesTheLibrary) {
                                     j["data"][i]["embeddings"].get<std::vector<std::vector<float>>>(), want[i],
                                     std::string("cli ") + name + " " + task + " " + std::to_string(i)));
       std::printf("cli %s %s: worst per-token cosine 1 - %.1e\n", name, task, 1.0 - worst);
+    }
+    // dlrt rerank: MaxSim of the query (its task prompt) against the documents (theirs).
+    const size_t q = 1;
+    auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
+                                        dlrt::testing::quote(st_folder(6, name).string()) +
+                                        " --device cpu --threads 2 --json --query " +
+                                        dlrt::testing::quote(ref["texts"][q].get<std::string>()) + quoted);
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.output;
+    const json j = json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    ASSERT_EQ(j["results"].size(), ref["texts"].size()) << r.output;
+    for (const json& row : j["results"]) {
+      const double w = ref["folders"][name]["maxsim"][q][row["index"].get<size_t>()].get<double>();
+      EXPECT_NEAR(row["score"].get<double>(), w, 1e-4 * std::max(1.0, std::fabs(w))) << name << " " << row;
     }
   }
 }

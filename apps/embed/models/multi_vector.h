@@ -64,7 +64,7 @@ struct MultiVectorConfig {
   std::vector<std::string> skiplist_words;  // default: the ASCII punctuation characters
 
   // A sentence-transformers 6.x MultiVectorEncoder folder (the fields below; query_prefix and
-  // document_prefix are then "", query_length and document_length 0 for the model's length).
+  // document_prefix are then ""; query_length and document_length as create() resolves them).
   bool encoder = false;
   std::string expansion;          // query_expansion's strategy: "" (none), "fixed" or "min"
   size_t expansion_length = 0;    // its pad target (the query width's floor)
@@ -123,7 +123,7 @@ class MultiVectorEmbedder {
   // The transformer and tokenizer (prompts, names, placement).
   const Embedder& base() const;
 
- struct Impl;  // multi_vector_impl.h (internal)
+  struct Impl;  // multi_vector_impl.h (internal to models/)
 
  private:
   explicit MultiVectorEmbedder(std::unique_ptr<Impl> impl);
