@@ -65,6 +65,23 @@ TEST(StMultiVectorEncoder, OpensAsMultiVectorAndMatchesTheLibrary) {
                                                                  std::string(name) + " " + task + " " + std::to_string(i)));
       std::printf("%s %s: worst per-token cosine 1 - %.1e\n", name, task, 1.0 - worst);
     }
+    // The kept tokens' ids (the library's input_ids under its scoring mask) are the encoding's, in order, less
+    // the dropped ones; "fixed" expansion keeps every query position.
+    const PerTokenOut* p = (*m)->as<PerTokenOut>();
+    for (bool query : {true, false}) {
+      const char* task = query ? "query" : "document";
+      for (size_t i = 0; i < ref["texts"].size(); ++i) {
+        auto e = p->tokenize_tokens(per_token_task_prompt(**m, query) + ref["texts"][i].get<std::string>(), query, nullptr);
+        ASSERT_TRUE(e.ok());
+        const auto kept = want[std::string(task) + "_ids"][i].get<std::vector<int64_t>>();
+        size_t k = 0;
+        for (size_t t = 0; t < e->ids.size() && k < kept.size(); ++t) k += e->ids[t] == kept[k];
+        EXPECT_EQ(k, kept.size()) << name << " " << task << " " << i << ": the kept ids are not in the encoding";
+        if (query && std::string(name) == "multi_vector") {
+          EXPECT_EQ(e->ids, kept) << name << " query " << i;
+        }
+      }
+    }
     // MaxSim of each query against each document: the library's similarity().
     for (size_t q = 0; q < got[1].size(); ++q)
       for (size_t d = 0; d < got[0].size(); ++d) {
