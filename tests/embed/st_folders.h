@@ -3,8 +3,13 @@
 // read them.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +35,28 @@ inline EmbedderOptions st_cpu_options() {
   o.device = "cpu";
   o.threads = 2;
   return o;
+}
+
+// A multi-vector encoder's per-token vectors against encode_query /
+// encode_document's: the same count, each cosine >= 0.9999. The worst cosine.
+inline double expect_st_token_vectors(const std::vector<std::vector<float>>& got, const nlohmann::json& want,
+                                      const std::string& what) {
+  EXPECT_EQ(got.size(), want.size()) << what << ": kept token count";
+  double worst = 1.0;
+  for (size_t t = 0; t < got.size() && t < want.size(); ++t) {
+    const auto w = want[t].get<std::vector<double>>();
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t k = 0; k < w.size() && k < got[t].size(); ++k) {
+      ab += got[t][k] * w[k];
+      aa += static_cast<double>(got[t][k]) * got[t][k];
+      bb += w[k] * w[k];
+    }
+    EXPECT_EQ(got[t].size(), w.size()) << what << " token " << t;
+    const double cos = ab / std::sqrt(std::max(aa * bb, 1e-300));
+    EXPECT_GE(cos, 0.9999) << what << " token " << t;
+    worst = std::min(worst, cos);
+  }
+  return worst;
 }
 
 }  // namespace dlrt::embed::testing

@@ -98,6 +98,17 @@ Folders (st<N>_ prefix):
                 is encode, encode_query, encode_document and
                 encode(prompt_name="classification") of make_decoder_models.py's
                 texts, and the token ids under each prompt
+  multi_vector  6.x only: a MultiVectorEncoder as its default pipeline: Transformer (2-layer BERT,
+                onnx/model.onnx; document_length 24, query_expansion "fixed" to 16 tokens) + Dense
+                (32 -> 24 on token_embeddings, no bias) + MultiVectorMask (punctuation skip-list,
+                documents) + Normalize (token_embeddings); prompts "query: " / "passage: "
+  multi_vector_min  6.x only: query_expansion "min" (floor 8, attend), query_length 12,
+                document_length 20, a Dense with bias and Tanh, MultiVectorMask skipping ",", "."
+                and "?" on queries and documents, no Normalize but a HierarchicalTokenPooling with
+                pool_factor 1 (normalises query and document tokens only); no prompts.
+                The references of both: encode_query / encode_document's per-token vectors (and
+                each one's kept token ids) and similarity() (MaxSim) of the queries against the
+                documents
 
 The reference also holds torch's value of each Dense activation dlrt
 implements on a grid of inputs ("activations"). Weights are random (fixed
@@ -675,12 +686,62 @@ def export_causal_lm(hf, path):
                       dynamic_axes=axes, opset_version=17, dynamo=False)
 
 
+def make_multi_vector_folder(work, tok, name, seed, transformer_kwargs, dense, mask, tail, prompts):
+    """6.x: a MultiVectorEncoder of [Transformer, Dense, MultiVectorMask, *tail]; its references."""
+    from sentence_transformers import MultiVectorEncoder
+    from sentence_transformers.base.modules import Dense, Transformer
+    from sentence_transformers.multi_vector_encoder.modules import MultiVectorMask
+    from transformers import BertModel
+    torch.manual_seed(seed)
+    hf = BertModel(bert_config(len(tok.get_vocab()))).eval()
+    hf_dir = os.path.join(work, name + "_hf")
+    hf.save_pretrained(hf_dir)
+    tok.save_pretrained(hf_dir)
+    modules = [Transformer(hf_dir, max_seq_length=48, **transformer_kwargs),
+               Dense(32, 24, module_input_name="token_embeddings", **dense), MultiVectorMask(**mask), *tail]
+    model = MultiVectorEncoder(modules=modules, device="cpu", prompts=prompts)
+    st_dir = os.path.join(work, name)
+    model.save(st_dir)
+    model = MultiVectorEncoder(st_dir, device="cpu")  # as a user loads the saved folder
+    export_onnx(hf, os.path.join(st_dir, "onnx", "model.onnx"), "last_hidden_state")
+    out = {}
+    for task in ("query", "document"):
+        encode = model.encode_query if task == "query" else model.encode_document
+        vectors = encode(TEXTS, batch_size=len(TEXTS))
+        raw = encode(TEXTS, batch_size=len(TEXTS), output_value=None)
+        out[task] = [v.float().numpy().tolist() for v in vectors]
+        out[task + "_ids"] = [r["input_ids"][r["attention_mask"].bool()].tolist() for r in raw]
+    out["maxsim"] = model.similarity(model.encode_query(TEXTS), model.encode_document(TEXTS)).tolist()
+    return st_dir, out
+
+
+def make_multi_vector(m, work, tok_path, tok):
+    import string
+    return make_multi_vector_folder(
+        work, tok, "multi_vector", 84, {"document_length": 24, "query_expansion": {"strategy": "fixed", "length": 16}},
+        {"bias": False, "activation_function": torch.nn.Identity()}, {"skiplist_words": list(string.punctuation)},
+        [m["Normalize"](module_input_name="token_embeddings")], {"query": "query: ", "document": "passage: "})
+
+
+def make_multi_vector_min(m, work, tok_path, tok):
+    from sentence_transformers.multi_vector_encoder.modules import HierarchicalTokenPooling
+    return make_multi_vector_folder(
+        work, tok, "multi_vector_min", 85,
+        {"query_length": 12, "document_length": 20,
+         "query_expansion": {"strategy": "min", "attend": True, "length": 8}},
+        {"bias": True, "activation_function": torch.nn.Tanh()},
+        {"skiplist_words": [",", ".", "?"], "skiplist_tasks": ["query", "document"]},
+        [HierarchicalTokenPooling(tasks=["query", "document"])], None)
+
+
 FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
            "cross_encoder": make_cross_encoder, "router": make_router, "router_sparse": make_router_sparse,
            "llm_reranker": make_llm_reranker, "llm_reranker_chat": make_llm_reranker_chat,
-           "llm_reranker_bos": make_llm_reranker_bos, "wlp": make_wlp, "decoder_embed": make_decoder_embed}
-# LogitScore is 6.x's; 5.x's decoder embedders are tests/models/retrieval's (make_decoder_models.py)
-SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6, "llm_reranker_bos": 6, "decoder_embed": 6}
+           "llm_reranker_bos": make_llm_reranker_bos, "wlp": make_wlp, "decoder_embed": make_decoder_embed,
+           "multi_vector": make_multi_vector, "multi_vector_min": make_multi_vector_min}
+# LogitScore and MultiVectorEncoder are 6.x's; 5.x's decoder embedders are tests/models/retrieval's (make_decoder_models.py)
+SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6, "llm_reranker_bos": 6, "decoder_embed": 6, "multi_vector": 6,
+         "multi_vector_min": 6}
 
 
 def main():

@@ -1,12 +1,15 @@
 // dlrt serve with a multi-vector (ColBERT) model: POST /embed_all for queries
 // and documents and /rerank by MaxSim against PyLate's outputs, the routes it
-// refuses, and /embed_all of a plain embedding model.
+// refuses, and /embed_all of a plain embedding model; sentence-transformers 6.x's
+// MultiVectorEncoder folders against encode_query / encode_document and similarity().
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "../embed/colbert_test_util.h"
+#include "../embed/st_folders.h"
 #include "embed/models/multi_vector.h"
+#include "embed/models/registry.h"
 #include "test_server.h"
 
 namespace dlrt::embed {
@@ -144,6 +147,51 @@ TEST(MultiVectorServer, EmbedAllOfAPlainModel) {
   r = ts.post("/rerank", R"({"query": "a cat", "texts": ["a dog"]})");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400) << r->body;
+}
+
+// The task prompts ("query: " / "passage: " in one folder) go before the texts as
+// encode_query / encode_document put them, unless the request names a prompt.
+TEST(MultiVectorServer, St6EncoderEmbedAllAndRerankMatchTheLibrary) {
+  const json ref = testing::st_reference(6);
+  for (const char* name : {"multi_vector", "multi_vector_min"}) {
+    auto model = open_model(testing::st_folder(6, name).string(), testing::st_cpu_options());
+    ASSERT_TRUE(model.ok()) << model.status().to_string();
+    testing::TestServer ts({}, /*with_model=*/false);
+    ts.server->set_model(*model);
+    const json& want = ref["folders"][name];
+    for (bool query : {true, false}) {
+      const char* task = query ? "query" : "document";
+      auto r = ts.post("/embed_all", json({{"inputs", ref["texts"]}, {"is_query", query}}).dump());
+      ASSERT_TRUE(r);
+      ASSERT_EQ(r->status, 200) << r->body;
+      const json j = body_json(r);
+      ASSERT_EQ(j.size(), want[task].size());
+      double worst = 1.0;
+      for (size_t i = 0; i < j.size(); ++i)
+        worst = std::min(worst, testing::expect_st_token_vectors(j[i].get<std::vector<std::vector<float>>>(), want[task][i],
+                                                                 std::string("server ") + name + " " + task + " " +
+                                                                     std::to_string(i)));
+      std::printf("server %s %s: worst per-token cosine 1 - %.1e\n", name, task, 1.0 - worst);
+    }
+    for (size_t q = 0; q < ref["texts"].size(); ++q) {
+      auto r = ts.post("/rerank", json({{"query", ref["texts"][q]}, {"texts", ref["texts"]}}).dump());
+      ASSERT_TRUE(r);
+      ASSERT_EQ(r->status, 200) << r->body;
+      std::vector<float> scores(ref["texts"].size());
+      for (const json& row : body_json(r)) scores.at(row["index"].get<size_t>()) = row["score"].get<float>();
+      testing::expect_scores_match(scores, want["maxsim"][q], std::string(name) + " query " + std::to_string(q));
+    }
+  }
+  // A named prompt replaces the task's: "" (no prompt) changes the query's tokens.
+  auto model = open_model(testing::st_folder(6, "multi_vector").string(), testing::st_cpu_options());
+  ASSERT_TRUE(model.ok());
+  testing::TestServer ts({}, /*with_model=*/false);
+  ts.server->set_model(*model);
+  auto with = ts.post("/embed_all", R"({"inputs": "search", "is_query": true})");
+  auto named = ts.post("/embed_all", R"({"inputs": "search", "is_query": true, "prompt_name": "document"})");
+  ASSERT_TRUE(with && named);
+  ASSERT_EQ(named->status, 200) << named->body;
+  EXPECT_NE(body_json(with)[0][1], body_json(named)[0][1]);
 }
 
 }  // namespace

@@ -257,8 +257,11 @@ int resolve_prompt(const Args& args, const embed::EmbedModel& model, std::string
   auto name = args.has("prompt-name") ? std::optional<std::string>(args.get("prompt-name")) : std::nullopt;
   // --query / --document: encode_query's prompt (a multi-vector folder's queries take PyLate's markers instead).
   const bool task = args.has("query") || args.has("document");
-  if (!name && task && !embed::has_capability(model.kind(), embed::Capability::kMaxSim))
-    name = embed::task_prompt_name(model, args.has("query"));
+  // A 6.x MultiVectorEncoder's task prompt, the query's without a flag (its texts are then queries).
+  const auto* per_token = model.as<embed::PerTokenOut>();
+  const bool by_task = per_token && per_token->prompts_by_task();
+  if (!name && (by_task || (task && !embed::has_capability(model.kind(), embed::Capability::kMaxSim))))
+    name = embed::task_prompt_name(model, !args.has("document"));
   if (auto p = embed::resolve_prompt(model, name, "")) {
     prompt = *p;
     return kExitOk;

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "embed/models/kind.h"
 #include "embed/models/multi_vector.h"
+#include "embed/models/prepare_inputs.h"
 #include "embed/models/registry.h"
 #include "embed/models/token_inputs.h"
 #include "json_out.h"
@@ -140,8 +141,12 @@ int score_with_classifier(const RerankJob& job, const embed::EmbedModel& m, cons
 
 // A multi-vector (ColBERT) model: MaxSim of the query's and each document's
 // token vectors.
-int score_with_multi_vector(const RerankJob& job, const embed::PerTokenOut& m, std::vector<float>& score) {
-  auto query = m.tokenize_tokens(job.query, /*is_query=*/true, nullptr);
+int score_with_multi_vector(const RerankJob& job, const embed::EmbedModel& model, std::vector<float>& score) {
+  const embed::PerTokenOut& m = *model.as<embed::PerTokenOut>();
+  // A sentence-transformers 6.x encoder's task prompts (encode_query / encode_document's).
+  const std::string query_prompt = embed::per_token_task_prompt(model, true);
+  const std::string document_prompt = embed::per_token_task_prompt(model, false);
+  auto query = m.tokenize_tokens(query_prompt + job.query, /*is_query=*/true, nullptr);
   Result<embed::TokenEmbedResult> query_vectors = query.status();
   if (query.ok()) query_vectors = m.embed_tokens({*query}, /*is_query=*/true, {});
   if (!query_vectors.ok()) {
@@ -149,7 +154,7 @@ int score_with_multi_vector(const RerankJob& job, const embed::PerTokenOut& m, s
     return exit_code_for_run_status(query_vectors.status());
   }
   return score_in_batches(
-      job, [&](const std::string& doc) { return m.tokenize_tokens(doc, /*is_query=*/false, nullptr); },
+      job, [&](const std::string& doc) { return m.tokenize_tokens(document_prompt + doc, /*is_query=*/false, nullptr); },
       [&](const std::vector<embed::Encoding>& part) -> Result<std::vector<float>> {
         auto r = m.embed_tokens(part, /*is_query=*/false, {});
         if (!r.ok()) return r.status();
@@ -237,7 +242,7 @@ int cmd_rerank(int argc, char** argv) {
                                      " is a multi-vector (ColBERT) folder");
   const std::string kind = embed::model_kind_name(model.kind()), model_name = model.model_name();
   std::vector<float> score;
-  const int rc = multi_vector ? score_with_multi_vector(job, *model.as<embed::PerTokenOut>(), score)
+  const int rc = multi_vector ? score_with_multi_vector(job, model, score)
                               : score_with_classifier(job, model, *scorer, score);
   if (rc != kExitOk) return rc;
 

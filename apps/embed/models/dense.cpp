@@ -84,7 +84,7 @@ Result<DenseLayer> DenseLayer::from_values(size_t in, size_t out, std::vector<fl
   return d;
 }
 
-Result<DenseLayer> DenseLayer::load(const fs::path& dir) {
+Result<DenseLayer> DenseLayer::load(const fs::path& dir, const std::string& applied_to) {
   const fs::path config_path = dir / "config.json";
   auto config_text = read_folder_file(config_path.string());
   if (!config_text.ok()) return config_text.status().with_context("Dense module");
@@ -121,10 +121,10 @@ Result<DenseLayer> DenseLayer::load(const fs::path& dir) {
     for (const auto& a : kActivations) names += std::string(names.empty() ? "" : ", ") + a.name;
     return Unsupported(config_path.string() + ": Dense activation \"" + act + "\" (torch.nn's " + names + ")");
   }
-  const std::string input = jsonu::get_string(config, "module_input_name", "sentence_embedding");
-  if (input != "sentence_embedding" || jsonu::get_string(config, "module_output_name", input) != input)
-    return Unsupported(config_path.string() + ": a Dense module on \"" + input +
-                       "\" (dlrt applies Dense modules to the sentence embedding)");
+  const std::string input = jsonu::get_string(config, "module_input_name", applied_to);
+  if (input != applied_to || jsonu::get_string(config, "module_output_name", input) != input)
+    return Unsupported(config_path.string() + ": a Dense module on \"" + input + "\" (dlrt applies this one to " +
+                       (applied_to == "sentence_embedding" ? "the sentence embedding" : applied_to) + ")");
   const bool residual = jsonu::get_bool(config, "use_residual", false);
 
   const fs::path weights_path = dir / "model.safetensors";

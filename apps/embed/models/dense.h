@@ -32,7 +32,8 @@ class DenseLayer {
   // kNotFound (no weights: pytorch_model.bin alone is kUnsupported),
   // kInvalidModel (broken files, shapes that disagree), kUnsupported (an
   // activation other than Identity, Tanh, ReLU, Sigmoid, GELU).
-  static Result<DenseLayer> load(const std::filesystem::path& dir);
+  // `input`: the features key the caller applies it to (a multi-vector encoder's: token_embeddings).
+  static Result<DenseLayer> load(const std::filesystem::path& dir, const std::string& input = "sentence_embedding");
   // A layer from values (tests).
   static Result<DenseLayer> from_values(size_t in, size_t out, std::vector<float> weight, std::vector<float> bias,
                                         Activation activation);

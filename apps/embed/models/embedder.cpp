@@ -83,6 +83,11 @@ Status read_pooling(const fs::path& dir, Pooling& pooling, bool& normalize, std:
       case ModuleType::kWeightedLayerPooling: layers = m; break;
       case ModuleType::kTransformer:
       case ModuleType::kDropout: break;
+      case ModuleType::kMultiVectorMask:
+      case ModuleType::kTokenPooling:
+        return Unsupported(dir.string() + ": module \"" + m.type_name +
+                           "\" belongs to a sentence-transformers MultiVectorEncoder (per-token vectors), not this "
+                           "pipeline");
       case ModuleType::kRouter:
         return Unsupported(dir.string() + " is a sentence-transformers Router folder (a list of modules per route); "
                            "open it as a model (open_model, router.h), which runs the route a request picks");
@@ -183,8 +188,8 @@ Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& pro
   if (!default_name.empty() && !prompts.count(default_name))
     return InvalidModel(path.string() + ": default_prompt_name \"" + default_name + "\" is not one of its prompts");
   const std::string fn = jsonu::get_string(c, "similarity_fn_name", "");
-  if (!fn.empty() && fn == "MaxSim" && is_multi_vector_folder(dir)) {
-    similarity_fn = "maxsim";  // PyLate's: the score of per-token vectors (multi_vector.h)
+  if (!fn.empty() && (fn == "MaxSim" || fn == "maxsim") && is_multi_vector_folder(dir)) {
+    similarity_fn = "maxsim";  // PyLate's, 6.x's: the score of per-token vectors (multi_vector.h)
   } else if (!fn.empty()) {
     if (fn != "cosine" && fn != "dot" && fn != "euclidean" && fn != "manhattan")
       return InvalidModel(path.string() + ": similarity_fn_name \"" + fn +
@@ -204,11 +209,6 @@ Result<std::unique_ptr<Embedder>> Embedder::create(const std::string& model_dir,
                        "open it (docs/images.md); this Embedder takes one text model");
   DLRT_RETURN_IF_ERROR(
       require_capability(model_dir, {Capability::kDense, Capability::kSparse}, "an embedder (one vector per text)"));
-  // sentence-transformers 6.x's multi-vector encoder: per-token vectors dlrt does not give yet (never pooled).
-  DLRT_ASSIGN_OR_RETURN(json st, read_json(file.dir / "config_sentence_transformers.json"));
-  if (st.is_object() && jsonu::get_string(st, "model_type", "") == "MultiVectorEncoder")
-    return Unsupported(file.dir.string() + " is a sentence-transformers MultiVectorEncoder folder, which dlrt does not "
-                       "implement (its ColBERT support reads PyLate's folders; see docs/embed-retrieval.md)");
   return create_transformer(model_dir, options);
 }
 

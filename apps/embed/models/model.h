@@ -156,6 +156,10 @@ class PerTokenOut {
   virtual Result<Encoding> tokenize_tokens(std::string_view text, bool is_query, bool* truncated) const = 0;
   virtual Result<TokenEmbedResult> embed_tokens(const std::vector<Encoding>& batch, bool is_query,
                                                 const dlrt::RunOptions& bounds) const = 0;
+  // True when a query takes the "query" prompt and a document the "document"
+  // one unless a prompt is named (sentence-transformers 6.x's encode_query /
+  // encode_document on a MultiVectorEncoder); PyLate's markers need none.
+  virtual bool prompts_by_task() const { return false; }
 };
 
 // (query, document) or a text in -> logits per label (Capability::kPairScore, kClassify).

@@ -40,6 +40,10 @@ const std::vector<ModuleTypeName>& implemented_module_types() {
       {"sentence_transformers.sentence_transformer.modules.dropout.Dropout", ModuleType::kDropout},
       {"sentence_transformers.sentence_transformer.modules.weighted_layer_pooling.WeightedLayerPooling",
        ModuleType::kWeightedLayerPooling},
+      {"sentence_transformers.multi_vector_encoder.modules.multi_vector_mask.MultiVectorMask",
+       ModuleType::kMultiVectorMask},
+      {"sentence_transformers.multi_vector_encoder.modules.token_pooling.HierarchicalTokenPooling",
+       ModuleType::kTokenPooling},
   };
   return types;
 }
@@ -144,7 +148,8 @@ Result<Module> read_module(const fs::path& dir, const std::string& type, std::st
   // the model folder itself, where sentence-transformers saves module 0).
   const bool has_config = found->type == ModuleType::kPooling || found->type == ModuleType::kDense ||
                           found->type == ModuleType::kSpladePooling || found->type == ModuleType::kLayerNorm ||
-                          found->type == ModuleType::kWeightedLayerPooling;
+                          found->type == ModuleType::kWeightedLayerPooling ||
+                          found->type == ModuleType::kMultiVectorMask || found->type == ModuleType::kTokenPooling;
   if (rel.empty() && found->type == ModuleType::kPooling) rel = "1_Pooling";
   if (rel.empty() && found->type == ModuleType::kSpladePooling) rel = "1_SpladePooling";
   Module mod{found->type, type, dir};

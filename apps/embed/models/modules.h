@@ -21,6 +21,8 @@
 //   SparseStaticEmbedding  a weight per token, no ONNX model (static_embedding.h)
 //   Router                 module 0: a list of modules per route (query, document), router.h
 //   Dropout                nothing at inference
+//   MultiVectorMask        6.x's multi-vector encoder: the tokens a query or document keeps (multi_vector.h)
+//   HierarchicalTokenPooling  6.x's multi-vector encoder: with pool_factor 1 a normalisation (multi_vector.h)
 #pragma once
 
 #include <cstddef>
@@ -45,6 +47,8 @@ enum class ModuleType {
   kRouter,
   kDropout,
   kWeightedLayerPooling,
+  kMultiVectorMask,
+  kTokenPooling,
 };
 
 // The implemented types: modules.json's "type" string of each.

@@ -1,5 +1,6 @@
 // MultiVectorEmbedder: PyLate ColBERT folders (see multi_vector.h).
 #include "embed/models/multi_vector.h"
+#include "embed/models/multi_vector_impl.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,27 +19,30 @@ namespace dlrt::embed {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-namespace {
-
-// The id of a token: the vocabulary's, else an added token's.
-std::optional<int64_t> id_of(const Tokenizer& tok, const std::string& token) {
+std::optional<int64_t> multi_vector_token_id(const Tokenizer& tok, const std::string& token) {
   if (auto id = tok.token_to_id(token)) return id;
   for (const AddedToken& t : tok.added_tokens())
     if (t.content == token) return t.id;
   return std::nullopt;
 }
 
-// tokenizer_config.json's / special_tokens_map.json's mask token (a string or {"content": ...}).
-std::string mask_token_name(const fs::path& dir) {
+std::string special_token_name(const fs::path& dir, const char* key) {
   for (const char* file : {"tokenizer_config.json", "special_tokens_map.json"}) {
     auto j = jsonu::read_optional_json(dir / file);
     if (!j.ok() || !j->is_object()) continue;
-    auto m = j->find("mask_token");
+    auto m = j->find(key);
     if (m == j->end()) continue;
     if (m->is_string()) return m->get<std::string>();
     if (m->is_object()) return jsonu::get_string(*m, "content", "");
   }
-  return "[MASK]";
+  return "";
+}
+
+namespace {
+
+std::string mask_token_name(const fs::path& dir) {
+  std::string name = special_token_name(dir, "mask_token");
+  return name.empty() ? "[MASK]" : name;
 }
 
 // The Dense modules modules.json lists, in order, after the Transformer
@@ -67,11 +71,14 @@ Result<std::vector<DenseLayer>> read_dense_modules(const fs::path& dir) {
 
 }  // namespace
 
-bool is_multi_vector_module_type(std::string_view type) { return type == "pylate.models.Dense.Dense"; }
+bool is_multi_vector_module_type(std::string_view type) {
+  return type == "pylate.models.Dense.Dense" || type.rfind("sentence_transformers.multi_vector_encoder.", 0) == 0;
+}
 
 bool is_multi_vector_folder(const fs::path& dir) {
   auto st = jsonu::read_optional_json(dir / "config_sentence_transformers.json");
   if (st.ok() && st->is_object() && jsonu::get_string(*st, "model_type", "") == "ColBERT") return true;
+  if (is_multi_vector_encoder_folder(dir)) return true;
   auto modules = jsonu::read_optional_json(dir / "modules.json");
   if (!modules.ok() || !modules->is_array()) return false;
   for (const json& m : *modules)
@@ -143,22 +150,13 @@ float maxsim(const std::vector<std::vector<float>>& query, const std::vector<std
   return static_cast<float>(total);
 }
 
-struct MultiVectorEmbedder::Impl {
-  std::unique_ptr<Embedder> base;
-  MultiVectorConfig config;
-  std::vector<DenseLayer> dense;
-  std::optional<int64_t> query_marker, document_marker;
-  int64_t mask_id = 0;
-  std::set<int64_t> skiplist;
-  size_t dimension = 0;
-};
-
 MultiVectorEmbedder::MultiVectorEmbedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 MultiVectorEmbedder::~MultiVectorEmbedder() = default;
 
 Result<std::unique_ptr<MultiVectorEmbedder>> MultiVectorEmbedder::create(const std::string& model_dir,
                                                                          const EmbedderOptions& options) {
   DLRT_ASSIGN_OR_RETURN(ModelFile file, find_model_file(model_dir));
+  if (is_multi_vector_encoder_folder(file.dir)) return create_encoder(model_dir, file.dir, options);
   auto impl = std::make_unique<Impl>();
   DLRT_ASSIGN_OR_RETURN(impl->config, read_multi_vector_config(file.dir));
   DLRT_ASSIGN_OR_RETURN(impl->dense, read_dense_modules(file.dir));
@@ -173,7 +171,7 @@ Result<std::unique_ptr<MultiVectorEmbedder>> MultiVectorEmbedder::create(const s
   // Each marker is one token: PyLate adds it to the tokenizer and inserts its id after [CLS].
   auto marker = [&](const std::string& prefix, const char* key, std::optional<int64_t>& out) -> Status {
     if (prefix.empty()) return Status::Ok();
-    out = id_of(tok, prefix);
+    out = multi_vector_token_id(tok, prefix);
     if (!out)
       return InvalidModel(file.dir.string() + ": the " + key + " \"" + prefix +
                           "\" of config_sentence_transformers.json is not a token of the tokenizer");
@@ -187,7 +185,7 @@ Result<std::unique_ptr<MultiVectorEmbedder>> MultiVectorEmbedder::create(const s
                         " or document_length " + std::to_string(impl->config.document_length) +
                         " is over the model's " + std::to_string(limit) + " tokens");
   const std::string mask = mask_token_name(file.dir);
-  if (auto id = id_of(tok, mask)) {
+  if (auto id = multi_vector_token_id(tok, mask)) {
     impl->mask_id = *id;
   } else if (impl->config.do_query_expansion) {
     return InvalidModel(file.dir.string() + ": query expansion needs the mask token \"" + mask +
@@ -198,7 +196,7 @@ Result<std::unique_ptr<MultiVectorEmbedder>> MultiVectorEmbedder::create(const s
   // A skip-list word that is not a token stands for the unknown token, as
   // PyLate's lookup makes it.
   for (const std::string& w : impl->config.skiplist_words) {
-    if (auto id = id_of(tok, w)) impl->skiplist.insert(*id);
+    if (auto id = multi_vector_token_id(tok, w)) impl->skiplist.insert(*id);
     else if (tok.unk_id() >= 0) impl->skiplist.insert(tok.unk_id());
   }
   return std::unique_ptr<MultiVectorEmbedder>(new MultiVectorEmbedder(std::move(impl)));
@@ -206,6 +204,7 @@ Result<std::unique_ptr<MultiVectorEmbedder>> MultiVectorEmbedder::create(const s
 
 Result<Encoding> MultiVectorEmbedder::tokenize(std::string_view text, bool is_query, bool* truncated) const {
   const MultiVectorConfig& c = impl_->config;
+  if (c.encoder) return tokenize_encoder(text, is_query, truncated);
   const std::optional<int64_t>& marker = is_query ? impl_->query_marker : impl_->document_marker;
   const size_t length = is_query ? c.query_length : c.document_length;
   const size_t limit = marker ? length - 1 : length;
@@ -232,6 +231,7 @@ Result<Encoding> MultiVectorEmbedder::tokenize(std::string_view text, bool is_qu
 
 Result<TokenEmbedResult> MultiVectorEmbedder::embed_encoded(const std::vector<Encoding>& batch, bool is_query,
                                                             const dlrt::RunOptions& bounds) const {
+  if (impl_->config.encoder) return embed_encoder(batch, is_query, bounds);
   const bool all = is_query && impl_->config.do_query_expansion;
   auto keep = [&](size_t input, size_t t) {
     const Encoding& e = batch[input];

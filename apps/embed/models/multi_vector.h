@@ -18,6 +18,15 @@
 //   skiplist_words                  tokens left out of documents (punctuation)
 // Each kept token vector is L2-normalised.
 //
+// sentence-transformers 6.x's own multi-vector encoder (config_sentence_transformers.json's
+// "model_type": "MultiVectorEncoder", or a sentence_transformers.multi_vector_encoder module in
+// modules.json) is read from its modules instead (read_encoder_config): the Transformer's
+// sentence_bert_config.json (query_length, document_length, query_expansion), Dense modules on
+// token_embeddings, a MultiVectorMask (skip-list, its tasks, keep_only_token_ids), Normalize on
+// token_embeddings, a HierarchicalTokenPooling with pool_factor 1 (a normalisation for its tasks;
+// a larger factor clusters tokens and is refused). Its prompts go by task ("query" for queries,
+// "document" for documents), as encode_query / encode_document pick them; no marker tokens.
+//
 // Thread-safety: create() builds an immutable object; every other method may
 // be called from many threads at once.
 #pragma once
@@ -36,11 +45,12 @@
 
 namespace dlrt::embed {
 
-// True for a type only multi-vector folders have: "pylate.models.Dense.Dense".
+// True for a type only multi-vector folders have: "pylate.models.Dense.Dense",
+// sentence_transformers.multi_vector_encoder.*.
 bool is_multi_vector_module_type(std::string_view type);
 
 // True when DIR's config_sentence_transformers.json has "model_type":
-// "ColBERT" or its modules.json lists a type is_multi_vector_module_type accepts.
+// "ColBERT" or "MultiVectorEncoder" or its modules.json lists a type is_multi_vector_module_type accepts.
 bool is_multi_vector_folder(const std::filesystem::path& dir);
 
 // PyLate's settings, with PyLate's defaults where the folder names none.
@@ -52,7 +62,28 @@ struct MultiVectorConfig {
   bool do_query_expansion = true;
   bool attend_to_expansion_tokens = false;
   std::vector<std::string> skiplist_words;  // default: the ASCII punctuation characters
+
+  // A sentence-transformers 6.x MultiVectorEncoder folder (the fields below; query_prefix and
+  // document_prefix are then ""; query_length and document_length as create() resolves them).
+  bool encoder = false;
+  std::string expansion;          // query_expansion's strategy: "" (none), "fixed" or "min"
+  size_t expansion_length = 0;    // its pad target (the query width's floor)
+  std::string expansion_token;    // its token; "": the tokenizer's mask token, else its end-of-sequence token
+  bool scores_expansion = false;  // a MultiVectorMask scores the expansion positions
+  bool skip_queries = false, skip_documents = false;  // MultiVectorMask's skiplist_tasks
+  std::vector<int64_t> keep_only_token_ids;           // documents keep only these (empty: all)
+  bool normalize_queries = false, normalize_documents = false;
 };
+
+// True for DIR's folder a sentence-transformers 6.x MultiVectorEncoder saved.
+bool is_multi_vector_encoder_folder(const std::filesystem::path& dir);
+
+// A 6.x MultiVectorEncoder folder's settings from its modules (above); its
+// Dense modules' folders in `dense`. kUnsupported for a setting dlrt does not
+// implement (token pooling with pool_factor above 1, similarity_fn_name
+// "meanmaxsim", a text processing_kwargs override), kInvalidModel for a
+// value of the wrong type or a module order the library would not run so.
+Result<MultiVectorConfig> read_encoder_config(const std::filesystem::path& dir, std::vector<std::filesystem::path>& dense);
 
 // Reads config_sentence_transformers.json of DIR. kInvalidModel for a value
 // of the wrong type or a length below 3.
@@ -92,9 +123,17 @@ class MultiVectorEmbedder {
   // The transformer and tokenizer (prompts, names, placement).
   const Embedder& base() const;
 
+  struct Impl;  // multi_vector_impl.h (internal to models/)
+
  private:
-  struct Impl;
   explicit MultiVectorEmbedder(std::unique_ptr<Impl> impl);
+  // The 6.x MultiVectorEncoder's create, tokenize and embed_encoded (multi_vector_encoder.cpp).
+  static Result<std::unique_ptr<MultiVectorEmbedder>> create_encoder(const std::string& model_dir,
+                                                                     const std::filesystem::path& dir,
+                                                                     const EmbedderOptions& options);
+  Result<Encoding> tokenize_encoder(std::string_view text, bool is_query, bool* truncated) const;
+  Result<TokenEmbedResult> embed_encoder(const std::vector<Encoding>& batch, bool is_query,
+                                         const dlrt::RunOptions& bounds) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -33,7 +33,11 @@ class MultiVectorModel final : public PromptedModel, public PerTokenOut {
   dlrt::RunReport placement() const override { return m_->base().placement(); }
   const dlrt::PrecisionChoice* precision_choice() const override { return &m_->base().precision_choice(); }
   size_t token_row_bytes() const override { return m_->base().token_row_bytes(); }
-  bool normalizes() const override { return true; }
+  bool normalizes() const override {
+    const MultiVectorConfig& c = m_->config();
+    return !c.encoder || (c.normalize_queries && c.normalize_documents);
+  }
+  bool prompts_by_task() const override { return m_->config().encoder; }
   std::string pooling() const override { return "none"; }
 
  private:

@@ -35,6 +35,13 @@ std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::option
   return m.prompt(def).value_or(std::string());
 }
 
+std::string per_token_task_prompt(const EmbedModel& m, bool is_query) {
+  const PerTokenOut* p = m.as<PerTokenOut>();
+  if (!p || !p->prompts_by_task()) return "";
+  const std::optional<std::string> name = task_prompt_name(m, is_query);
+  return name ? m.prompt(*name).value_or("") : "";
+}
+
 std::optional<std::string> task_prompt_name(const EmbedModel& m, bool is_query) {
   for (const char* name : {"query", "document", "passage", "corpus"}) {
     if (is_query != (name == std::string_view("query"))) continue;

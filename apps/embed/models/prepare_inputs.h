@@ -30,6 +30,9 @@ std::optional<std::string> resolve_prompt(const EmbedModel& m, const std::option
 // (false) use when none is named: the model's "query", or its first of
 // "document", "passage", "corpus"; nullopt when it has none of them.
 std::optional<std::string> task_prompt_name(const EmbedModel& m, bool is_query);
+// That prompt's text for a per-token model that picks prompts by task
+// (PerTokenOut::prompts_by_task); "" for any other model.
+std::string per_token_task_prompt(const EmbedModel& m, bool is_query);
 
 struct InputOptions {
   std::string prompt;    // in front of every text (resolve_prompt's)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "embed/models/multi_vector.h"
+#include "embed/models/prepare_inputs.h"
 #include "embed/serve/handlers.h"
 #include "embed/serve/server.h"
 #include "embed/serve/server_util.h"
@@ -96,11 +97,12 @@ Reply rerank_by_maxsim(Call& c, RerankRequest& req) {
   if (!per_token) return c.no_capability();
   const std::vector<std::string>* t = &req.texts;
   const bool return_text = req.return_text;
-  auto query = per_token->tokenize_tokens(req.query, true, nullptr);
+  auto query = per_token->tokenize_tokens(per_token_task_prompt(*m, true) + req.query, true, nullptr);
   if (!query.ok()) return c.tokenize_error(query.status());
   std::vector<Encoding> docs;
+  const std::string document_prompt = per_token_task_prompt(*m, false);
   for (size_t i = 0; i < t->size(); ++i) {
-    auto enc = per_token->tokenize_tokens((*t)[i], false, nullptr);
+    auto enc = per_token->tokenize_tokens(document_prompt + (*t)[i], false, nullptr);
     if (!enc.ok()) return c.tokenize_error(enc.status());
     docs.push_back(std::move(enc).value());
   }

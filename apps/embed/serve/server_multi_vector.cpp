@@ -52,6 +52,8 @@ Reply handle_embed_all(Call& c, EmbedAllRequest& req) {
   const bool is_query = req.is_query.value_or(true);
   if (req.is_query && !has_capability(m->kind(), Capability::kMaxSim))
     return c.invalid("'is_query' applies to multi-vector (ColBERT) models only; " + c.model_label() + " is not one");
+  // A sentence-transformers 6.x encoder's task prompt, as encode_query / encode_document pick it.
+  if (!req.prompt_name && per_token->prompts_by_task()) req.prompt_name = task_prompt_name(*m, is_query);
   const std::optional<std::string>& prompt_name = req.prompt_name;
   const auto prompt_text = resolve_prompt(*m, prompt_name, c.config().default_prompt_name);
   if (!prompt_text) return c.invalid("the model has no prompt named '" + *prompt_name + "'");
