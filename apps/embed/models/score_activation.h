@@ -1,8 +1,8 @@
 // The activation sentence-transformers' CrossEncoder applies to a sequence
 // classifier's (or LLM reranker's) logits in predict() and rank(), read from
 // the folder where the library version that saved it names it:
-// config_sentence_transformers.json's "activation_fn" (5.4 and later, 6.x),
-// else config.json's "sentence_transformers": {"activation_fn"} (4.x to
+// config_sentence_transformers.json's "activation_fn" (after 5.3, 6.x),
+// else config.json's "sentence_transformers": {"activation_fn"} (4.0 to
 // 5.3), else config.json's "sbert_ce_default_activation_function" (before
 // 4.0), else the library's default: Sigmoid for one label, Identity for more.
 // The value is a torch class path ("torch.nn.modules.linear.Identity"):
