@@ -563,7 +563,12 @@ class CrossEncoder:
     *ForSequenceClassification architecture and its id2label, the tokenizer files), or an LLM
     reranker folder (a causal LM such as Qwen3-Reranker exported with its logits, config.json naming a
     *ForCausalLM, no modules.json): one label "yes", scored softmax([logit(no), logit(yes)]) at the
-    end of its prompt, so predict's default sigmoid gives that probability.
+    end of its prompt, so the default sigmoid gives that probability.
+
+    predict and rank apply the activation the folder names for sentence-transformers' CrossEncoder
+    (config_sentence_transformers.json's "activation_fn", else config.json's "sentence_transformers"
+    or "sbert_ce_default_activation_function"), else the library's default: sigmoid for one label,
+    identity for several.
 
     CrossEncoder(model_folder, device=None, threads=0, strict=False, max_length=None)
 
@@ -584,9 +589,9 @@ class CrossEncoder:
         batch_size         pairs per model run.
         show_progress_bar  accepted for call compatibility; no bar is drawn.
         convert_to_numpy   True: a numpy array; False: a list.
-        apply_softmax      with several labels, the softmax of each row.
-        activation         "sigmoid" (the default for one label, as sentence-transformers),
-                           "identity" (the raw logits; the default for several labels) or "softmax".
+        apply_softmax      with several labels, the softmax of each row after the activation.
+        activation         None: the folder's (see the class docstring); "sigmoid", "identity" (the
+                           raw logits) or "softmax" instead.
         instruction        an LLM reranker's task instruction for these pairs (None: the folder's
                            default); other models raise ValueError.
 
@@ -597,8 +602,8 @@ class CrossEncoder:
         """
         Ranks documents against a query, as sentence-transformers' CrossEncoder.rank:
         a list of {"corpus_id", "score"(, "text")} dicts, highest score first, top_k of them
-        (None: all; a negative top_k is dlrt.InvalidArgument). Needs a one-label model. instruction:
-        as predict's.
+        (None: all; a negative top_k is dlrt.InvalidArgument). Needs a one-label model; the scores are
+        predict's (the folder's activation). instruction: as predict's.
         """
 
     @property

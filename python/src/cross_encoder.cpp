@@ -22,7 +22,12 @@ sequence-classification ONNX folder (model.onnx with a logits output, config.jso
 *ForSequenceClassification architecture and its id2label, the tokenizer files), or an LLM
 reranker folder (a causal LM such as Qwen3-Reranker exported with its logits, config.json naming a
 *ForCausalLM, no modules.json): one label "yes", scored softmax([logit(no), logit(yes)]) at the
-end of its prompt, so predict's default sigmoid gives that probability.
+end of its prompt, so the default sigmoid gives that probability.
+
+predict and rank apply the activation the folder names for sentence-transformers' CrossEncoder
+(config_sentence_transformers.json's "activation_fn", else config.json's "sentence_transformers"
+or "sbert_ce_default_activation_function"), else the library's default: sigmoid for one label,
+identity for several.
 
 CrossEncoder(model_folder, device=None, threads=0, strict=False, max_length=None)
 
@@ -37,9 +42,9 @@ sentences          a pair (a, b) (gives a scalar, or a 1-D array for several lab
 batch_size         pairs per model run.
 show_progress_bar  accepted for call compatibility; no bar is drawn.
 convert_to_numpy   True: a numpy array; False: a list.
-apply_softmax      with several labels, the softmax of each row.
-activation         "sigmoid" (the default for one label, as sentence-transformers),
-                   "identity" (the raw logits; the default for several labels) or "softmax".
+apply_softmax      with several labels, the softmax of each row after the activation.
+activation         None: the folder's (see the class docstring); "sigmoid", "identity" (the
+                   raw logits) or "softmax" instead.
 instruction        an LLM reranker's task instruction for these pairs (None: the folder's
                    default); other models raise ValueError.
 
@@ -47,8 +52,8 @@ The GIL is released while the pairs are tokenized and the model runs.)";
 
 const char* const kRankDoc = R"(Ranks documents against a query, as sentence-transformers' CrossEncoder.rank:
 a list of {"corpus_id", "score"(, "text")} dicts, highest score first, top_k of them
-(None: all; a negative top_k is dlrt.InvalidArgument). Needs a one-label model. instruction:
-as predict's.)";
+(None: all; a negative top_k is dlrt.InvalidArgument). Needs a one-label model; the scores are
+predict's (the folder's activation). instruction: as predict's.)";
 
 struct PyCrossEncoder {
   std::shared_ptr<const embed::EmbedModel> model;
@@ -134,19 +139,18 @@ Status score_all(const embed::EmbedModel& m, const embed::PairScorer& c, const s
   return Status::Ok();
 }
 
-void activate(std::vector<float>& scores, size_t labels, const std::string& activation) {
-  if (activation == "identity") return;
-  if (activation == "sigmoid") {
-    for (float& s : scores) s = static_cast<float>(1 / (1 + std::exp(-static_cast<double>(s))));
-    return;
-  }
-  for (size_t row = 0; row < scores.size() / labels; ++row) {  // softmax
-    float* r = scores.data() + row * labels;
-    const double top = *std::max_element(r, r + labels);
-    double sum = 0;
-    for (size_t k = 0; k < labels; ++k) sum += std::exp(r[k] - top);
-    for (size_t k = 0; k < labels; ++k) r[k] = static_cast<float>(std::exp(r[k] - top) / sum);
-  }
+// The activation `name` gives ("sigmoid", "identity" or "softmax"), for predict's argument.
+embed::ScoreActivation activation_named(const std::string& name) {
+  embed::ScoreActivation a = embed::ScoreActivation::identity();
+  if (name == "sigmoid") a = embed::ScoreActivation{};
+  else if (name == "softmax") a.softmax = true, a.name = "Softmax";
+  else if (name != "identity")
+    raise_status(InvalidArgument("activation must be 'sigmoid', 'identity' or 'softmax', got '" + name + "'"));
+  return a;
+}
+
+void activate(std::vector<float>& scores, size_t labels, const embed::ScoreActivation& a) {
+  for (size_t row = 0; row < scores.size() / labels; ++row) a.apply(scores.data() + row * labels, labels);
 }
 
 nb::object predict(PyCrossEncoder& self, nb::handle sentences, PyIndex batch_size, bool show_progress_bar,
@@ -167,9 +171,7 @@ nb::object predict(PyCrossEncoder& self, nb::handle sentences, PyIndex batch_siz
     for (nb::handle item : nb::iter(sentences)) inputs.push_back(input_of(item));
   for (Input& in : inputs) in.instruction = instruction.value_or("");
   const size_t labels = c.labels().size();
-  std::string act = activation.value_or(apply_softmax && labels > 1 ? "softmax" : labels == 1 ? "sigmoid" : "identity");
-  if (act != "sigmoid" && act != "identity" && act != "softmax")
-    raise_status(InvalidArgument("activation must be 'sigmoid', 'identity' or 'softmax', got '" + act + "'"));
+  const embed::ScoreActivation act = activation ? activation_named(*activation) : c.score_activation();
   auto scores = std::make_unique<std::vector<float>>();
   Status status;
   {
@@ -178,6 +180,7 @@ nb::object predict(PyCrossEncoder& self, nb::handle sentences, PyIndex batch_siz
   }
   check(status);
   activate(*scores, labels, act);
+  if (apply_softmax && labels > 1) activate(*scores, labels, activation_named("softmax"));  // as the library: after
   float* data = scores->data();
   const size_t rows = inputs.size();
   nb::capsule owner(scores.release(), [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
@@ -208,7 +211,7 @@ nb::list rank(PyCrossEncoder& self, const std::string& query, const std::vector<
     status = score_all(m, c, inputs, static_cast<size_t>(batch_size), scores);
   }
   check(status);
-  activate(scores, 1, "sigmoid");
+  activate(scores, 1, c.score_activation());
   std::vector<size_t> order(scores.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });

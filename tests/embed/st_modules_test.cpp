@@ -179,6 +179,16 @@ TEST(StModuleCrossEncoder, St5RerankMatchesPredict) {
   expect_cross_encoder_rerank(5, "cross_encoder_plain");  // 5.3: a plain transformers folder
 }
 
+// The same model saved with activation_fn Identity: predict() gives the logits, and so does dlrt rerank.
+TEST(StModuleCrossEncoder, St6IdentityActivationRerankMatchesPredict) {
+  expect_cross_encoder_rerank(6, "cross_encoder_identity");  // config_sentence_transformers.json
+}
+
+TEST(StModuleCrossEncoder, St5IdentityActivationRerankMatchesPredict) {
+  expect_cross_encoder_rerank(5, "cross_encoder_identity");        // 5.7: config_sentence_transformers.json
+  expect_cross_encoder_rerank(5, "cross_encoder_identity_plain");  // 5.3: config.json's "sentence_transformers"
+}
+
 // 6.x's Qwen3-Embedding-shaped folder (last-token pooling, left padding, an appended <|endoftext|>):
 // each prompt's token ids are sentence-transformers' and the vectors of one mixed batch are within
 // cosine 1e-5 of encode / encode_query / encode_document / encode(prompt_name="classification").

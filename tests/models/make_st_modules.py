@@ -14,8 +14,8 @@ scripts/pins.sh:
     build/venv-st6/bin/pip install --no-deps --target build/optimum $ST6_DECODER_EXPORT_PACKAGES
     build/venv-st6/bin/pip install --no-deps --target build/st5_7 $ST5_7_MODULE_PACKAGES
     build/venv-st5/bin/python tests/models/make_st_modules.py
-    build/venv-st5/bin/python tests/models/make_st_modules.py --only cross_encoder --suffix _plain
-    PYTHONPATH=build/st5_7 build/venv-st6/bin/python tests/models/make_st_modules.py --only cross_encoder
+    build/venv-st5/bin/python tests/models/make_st_modules.py --only cross_encoder cross_encoder_identity --suffix _plain
+    PYTHONPATH=build/st5_7 build/venv-st6/bin/python tests/models/make_st_modules.py --only cross_encoder cross_encoder_identity
     OPTIMUM_PATH=build/optimum build/venv-st6/bin/python tests/models/make_st_modules.py
 
 5.3 saves a CrossEncoder as a plain transformers folder (kept as
@@ -89,6 +89,10 @@ Folders (st<N>_ prefix):
                 folder whose config.json names the activation), onnx/model.onnx
                 the logits; the reference is predict()'s sigmoid scores for
                 (query, text)
+  cross_encoder_identity  cross_encoder's model saved with activation_fn
+                torch.nn.Identity (5.3 names it in config.json, 5.7 and 6.x in
+                config_sentence_transformers.json); the reference is predict()
+                of the saved folder as loaded (the logits)
   decoder_embed 6.x only: a Qwen3-Embedding-shaped embedder (2-layer
                 Qwen3Model, last-token pooling, Normalize; the tokenizer appends
                 <|endoftext|> and pads on the left) with prompts "query" (an
@@ -357,7 +361,7 @@ def make_sparse_static(m, work, tok_path, tok):
     return st_dir, {"sparse": sparse_rows(emb)}
 
 
-def make_cross_encoder(m, work, tok_path, tok):
+def make_cross_encoder(m, work, tok_path, tok, activation=None, name="cross_encoder"):
     from sentence_transformers import CrossEncoder
     from transformers import BertForSequenceClassification
     torch.manual_seed(76)
@@ -366,16 +370,28 @@ def make_cross_encoder(m, work, tok_path, tok):
     hf = BertForSequenceClassification(config).eval()
     with torch.no_grad():  # scores spread over (0, 1), not all near 0.5
         hf.classifier.weight.normal_(0.0, 3.0)
-    hf_dir = os.path.join(work, "cross_hf")
+    hf_dir = os.path.join(work, name + "_hf")
     hf.save_pretrained(hf_dir)
     tok.save_pretrained(hf_dir)
-    model = CrossEncoder(hf_dir, max_length=48, device="cpu")
-    st_dir = os.path.join(work, "cross_encoder")
+    model = CrossEncoder(hf_dir, max_length=48, device="cpu", activation_fn=activation)
+    st_dir = os.path.join(work, name)
     model.save(st_dir)
     export_onnx(hf, os.path.join(st_dir, "onnx", "model.onnx"), "logits")
     query = TEXTS[1]
-    scores = model.predict([(query, t) for t in TEXTS], batch_size=len(TEXTS), activation_fn=torch.nn.Sigmoid())
-    return st_dir, {"query": query, "scores": [float(x) for x in scores]}
+    pairs = [(query, t) for t in TEXTS]
+    if activation is None:
+        scores = model.predict(pairs, batch_size=len(TEXTS), activation_fn=torch.nn.Sigmoid())
+        return st_dir, {"query": query, "scores": [float(x) for x in scores]}
+    # The saved folder as a user loads it: predict applies the activation the folder names.
+    loaded = CrossEncoder(st_dir, device="cpu")
+    scores = loaded.predict(pairs, batch_size=len(TEXTS))
+    return st_dir, {"query": query, "scores": [float(x) for x in scores],
+                    "activation_fn": type(loaded.activation_fn).__name__,
+                    "sigmoid_scores": [float(x) for x in torch.sigmoid(torch.tensor(scores))]}
+
+
+def make_cross_encoder_identity(m, work, tok_path, tok):
+    return make_cross_encoder(m, work, tok_path, tok, torch.nn.Identity(), "cross_encoder_identity")
 
 
 def make_router(m, work, tok_path, tok):
@@ -735,7 +751,7 @@ def make_multi_vector_min(m, work, tok_path, tok):
 
 
 FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
-           "cross_encoder": make_cross_encoder, "router": make_router, "router_sparse": make_router_sparse,
+           "cross_encoder": make_cross_encoder, "cross_encoder_identity": make_cross_encoder_identity, "router": make_router, "router_sparse": make_router_sparse,
            "llm_reranker": make_llm_reranker, "llm_reranker_chat": make_llm_reranker_chat,
            "llm_reranker_bos": make_llm_reranker_bos, "wlp": make_wlp, "decoder_embed": make_decoder_embed,
            "multi_vector": make_multi_vector, "multi_vector_min": make_multi_vector_min}

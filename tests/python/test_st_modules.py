@@ -75,6 +75,20 @@ def test_st5_cross_encoder_predicts_as_sentence_transformers(name):
     check_cross_encoder(5, name)
 
 
+@pytest.mark.parametrize("major,name", [(6, "cross_encoder_identity"), (5, "cross_encoder_identity"),
+                                        (5, "cross_encoder_identity_plain")])
+def test_cross_encoder_applies_the_folders_activation(major, name):
+    # Saved with activation_fn Identity (6.2 and 5.7 in config_sentence_transformers.json, 5.3 in
+    # config.json): predict and rank give the logits, as the library's predict does.
+    check_cross_encoder(major, name)
+    want = reference(major)["folders"][name]
+    c = dlrt.CrossEncoder(os.path.join(ST, f"st{major}_{name}"), device="cpu", threads=2)
+    ranked = c.rank(want["query"], reference(major)["texts"])
+    np.testing.assert_allclose([r["score"] for r in ranked], sorted(want["scores"], reverse=True), atol=1e-5, rtol=0)
+    got = c.predict([(want["query"], t) for t in reference(major)["texts"]], activation="sigmoid")
+    np.testing.assert_allclose(got, want["sigmoid_scores"], atol=1e-5, rtol=0)
+
+
 def check_cross_encoder(major, name):
     ref = reference(major)
     want = ref["folders"][name]

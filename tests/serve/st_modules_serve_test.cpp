@@ -148,6 +148,34 @@ TEST(ServeStModuleCrossEncoder, St5RerankMatchesPredict) {
   expect_rerank(5, "cross_encoder_plain");
 }
 
+// Saved with activation_fn Identity: /rerank and /predict give the logits, as predict() does;
+// raw_scores gives them too.
+void expect_identity_scores(int major, const std::string& name) {
+  expect_rerank(major, name);
+  SCOPED_TRACE("st" + std::to_string(major) + "_" + name + " /predict");
+  const json ref = reference(major);
+  const json& want = ref["folders"][name];
+  StServer s(major, name);
+  for (const bool raw : {false, true}) {
+    json inputs = json::array();
+    for (const json& t : ref["texts"]) inputs.push_back(json::array({want["query"], t}));
+    auto r = s.server.post("/predict", json{{"inputs", inputs}, {"raw_scores", raw}}.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const json got = body_json(r);
+    ASSERT_EQ(got.size(), ref["texts"].size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i][0]["score"].get<double>(), want["scores"][i].get<double>(), 1e-5) << "text " << i;
+  }
+}
+
+TEST(ServeStModuleCrossEncoder, St6IdentityActivationMatchesPredict) { expect_identity_scores(6, "cross_encoder_identity"); }
+
+TEST(ServeStModuleCrossEncoder, St5IdentityActivationMatchesPredict) {
+  expect_identity_scores(5, "cross_encoder_identity");
+  expect_identity_scores(5, "cross_encoder_identity_plain");
+}
+
 // 6.x's Qwen3-Embedding-shaped folder: the prompt a request picks (none, "prompt_name", "is_query"
 // true / false) on /embed and /v1/embeddings, against encode / encode_query / encode_document /
 // encode(prompt_name="classification").

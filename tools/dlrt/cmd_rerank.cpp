@@ -35,10 +35,11 @@ constexpr const char* kRerankHelp =
     "DIR and prints them best first, one per line: SCORE, the document's index (from 0)\n"
     "and the document, tab-separated (ties keep the input order). DIR is one of:\n"
     "  a cross-encoder   config.json naming a *ForSequenceClassification architecture with\n"
-    "                    one label; the score is the sigmoid of its logit (as /rerank)\n"
+    "                    one label; the score is its logit through the activation the folder\n"
+    "                    names for sentence-transformers' CrossEncoder (default: sigmoid), as /rerank\n"
     "  an LLM reranker   a causal LM folder (Qwen3-Reranker and its kind,\n"
     "                    docs/embed-retrieval.md); the score is softmax([logit(no), logit(yes)])\n"
-    "                    after the reranker's prompt\n"
+    "                    after the reranker's prompt (its folder's activation, default sigmoid)\n"
     "  a multi-vector    a ColBERT / PyLate folder; the score is MaxSim of the query's and the\n"
     "                    document's token vectors\n"
     "\n"
@@ -49,8 +50,8 @@ constexpr const char* kRerankHelp =
     "                     Qwen3-Reranker model card's)\n"
     "  --file PATH        read the documents from PATH, one per line ('-': standard input)\n"
     "  --top-n N          print only the N best documents\n"
-    "  --raw-scores       a cross-encoder's or LLM reranker's logit (logit(yes) - logit(no)) instead\n"
-    "                     of the probability\n"
+    "  --raw-scores       a cross-encoder's or LLM reranker's logit (logit(yes) - logit(no)) without\n"
+    "                     the activation\n"
     "  --json             print one JSON object {model, kind, query, results: [{index, score,\n"
     "                     document}]}, best first\n"
     "  --batch N          query-document pairs per model run (default 32)\n"
@@ -124,15 +125,16 @@ int score_with_classifier(const RerankJob& job, const embed::EmbedModel& m, cons
   if (!job.instruction.empty() && !c.takes_instruction())
     return usage_error("rerank", "--instruction applies to LLM rerankers; " + m.model_name() + " is a cross-encoder");
 
+  const embed::ScoreActivation activation = c.score_activation();
   return score_in_batches(
       job, [&](const std::string& doc) { return c.tokenize_rerank(job.query, doc, job.instruction, nullptr); },
       [&](const std::vector<embed::Encoding>& part) -> Result<std::vector<float>> {
         auto r = c.classify(part, {});
         if (!r.ok()) return r.status();
         std::vector<float> out;
-        for (const auto& row : *r) {
-          const double logit = row[0];
-          out.push_back(static_cast<float>(job.raw ? logit : 1 / (1 + std::exp(-logit))));
+        for (auto row : *r) {
+          if (!job.raw) activation.apply(row.data(), row.size());
+          out.push_back(row[0]);
         }
         return out;
       },

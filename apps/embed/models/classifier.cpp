@@ -38,6 +38,7 @@ struct Classifier::Impl {
   size_t max_length = 512;
   std::vector<std::string> labels;
   std::unique_ptr<LlmReranker> llm;  // an LLM reranker's prompt and answer tokens
+  ScoreActivation activation;        // what sentence-transformers applies to the logits
 };
 
 Classifier::Classifier(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -74,6 +75,7 @@ Result<std::unique_ptr<Classifier>> Classifier::create(const std::string& model_
     DLRT_ASSIGN_OR_RETURN(LlmReranker llm, LlmReranker::load(dir, *impl->tokenizer));
     impl->llm = std::make_unique<LlmReranker>(std::move(llm));
     impl->labels = {"yes"};
+    DLRT_ASSIGN_OR_RETURN(impl->activation, read_score_activation(dir, 1));
     return std::unique_ptr<Classifier>(new Classifier(std::move(impl)));
   }
 
@@ -97,6 +99,7 @@ Result<std::unique_ptr<Classifier>> Classifier::create(const std::string& model_
     if (id2label) label = jsonu::get_string(*id2label, std::to_string(i), label);
     impl->labels.push_back(label);
   }
+  DLRT_ASSIGN_OR_RETURN(impl->activation, read_score_activation(dir, count));
   return std::unique_ptr<Classifier>(new Classifier(std::move(impl)));
 }
 
@@ -188,6 +191,7 @@ Result<ClassifierResult> Classifier::score(const std::vector<ClassifierInput>& i
 }
 
 const std::vector<std::string>& Classifier::labels() const { return impl_->labels; }
+const ScoreActivation& Classifier::score_activation() const { return impl_->activation; }
 bool Classifier::is_llm_reranker() const { return impl_->llm != nullptr; }
 bool Classifier::takes_instruction() const { return impl_->llm && impl_->llm->takes_instruction(); }
 std::string Classifier::model_name() const { return impl_->name; }

@@ -24,6 +24,7 @@
 #include "dlrt/session.h"
 #include "dlrt/status.h"
 #include "embed/models/embedder.h"
+#include "embed/models/score_activation.h"
 
 namespace dlrt::embed {
 
@@ -76,6 +77,8 @@ class Classifier {
   dlrt::Result<ClassifierResult> score(const std::vector<ClassifierInput>& inputs) const;
 
   const std::vector<std::string>& labels() const;
+  // What sentence-transformers' CrossEncoder applies to the logits (score_activation.h).
+  const ScoreActivation& score_activation() const;
   // An LLM reranker (pairs only, instructions) rather than a sequence classifier.
   bool is_llm_reranker() const;
   // An LLM reranker with a prompt template, which takes an instruction.

@@ -35,6 +35,7 @@ class ClassifierModel final : public TokenizerModel, public PairScorer {
     return std::move(r.logits);
   }
   std::vector<std::string> labels() const override { return c_->labels(); }
+  ScoreActivation score_activation() const override { return c_->score_activation(); }
   bool takes_instruction() const override { return c_->takes_instruction(); }
   size_t dimension() const override { return c_->labels().size(); }
   std::string model_name() const override { return c_->model_name(); }

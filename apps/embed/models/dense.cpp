@@ -84,6 +84,42 @@ Result<DenseLayer> DenseLayer::from_values(size_t in, size_t out, std::vector<fl
   return d;
 }
 
+namespace {
+
+const struct {
+  const char* name;
+  DenseLayer::Activation activation;
+} kActivations[] = {
+    {"Identity", DenseLayer::Activation::kIdentity},       {"Tanh", DenseLayer::Activation::kTanh},
+    {"ReLU", DenseLayer::Activation::kReLU},               {"ReLU6", DenseLayer::Activation::kReLU6},
+    {"LeakyReLU", DenseLayer::Activation::kLeakyReLU},     {"Sigmoid", DenseLayer::Activation::kSigmoid},
+    {"Hardsigmoid", DenseLayer::Activation::kHardsigmoid}, {"LogSigmoid", DenseLayer::Activation::kLogSigmoid},
+    {"GELU", DenseLayer::Activation::kGelu},               {"SiLU", DenseLayer::Activation::kSiLU},
+    {"Mish", DenseLayer::Activation::kMish},               {"ELU", DenseLayer::Activation::kElu},
+    {"CELU", DenseLayer::Activation::kCelu},               {"SELU", DenseLayer::Activation::kSelu},
+    {"Softplus", DenseLayer::Activation::kSoftplus},       {"Softsign", DenseLayer::Activation::kSoftsign},
+    {"Hardtanh", DenseLayer::Activation::kHardtanh},       {"Hardswish", DenseLayer::Activation::kHardswish},
+    {"Tanhshrink", DenseLayer::Activation::kTanhshrink},
+};
+
+}  // namespace
+
+std::optional<DenseLayer::Activation> torch_activation(const std::string& path) {
+  // torch.nn.modules.activation.Tanh, torch.nn.modules.linear.Identity, ...: the class name decides.
+  // sentence-transformers constructs a torch class only (anything else needs trust_remote_code).
+  if (path.rfind("torch.", 0) != 0 && path.find('.') != std::string::npos) return std::nullopt;
+  const std::string cls = path.substr(path.rfind('.') == std::string::npos ? 0 : path.rfind('.') + 1);
+  for (const auto& a : kActivations)
+    if (cls == a.name) return a.activation;
+  return std::nullopt;
+}
+
+std::string torch_activation_names() {
+  std::string names;
+  for (const auto& a : kActivations) names += std::string(names.empty() ? "" : ", ") + a.name;
+  return names;
+}
+
 Result<DenseLayer> DenseLayer::load(const fs::path& dir, const std::string& applied_to) {
   const fs::path config_path = dir / "config.json";
   auto config_text = read_folder_file(config_path.string());
@@ -95,32 +131,11 @@ Result<DenseLayer> DenseLayer::load(const fs::path& dir, const std::string& appl
   if (in <= 0 || out <= 0 || in > (1 << 20) || out > (1 << 20))
     return InvalidModel(config_path.string() + ": in_features and out_features must be positive");
   const bool has_bias = jsonu::get_bool(config, "bias", true);
-  // torch.nn.modules.activation.Tanh, torch.nn.modules.linear.Identity, ...: the class name decides.
   std::string act = jsonu::get_string(config, "activation_function", "torch.nn.modules.linear.Identity");
-  const std::string cls = act.substr(act.rfind('.') == std::string::npos ? 0 : act.rfind('.') + 1);
-  static const struct {
-    const char* name;
-    Activation activation;
-  } kActivations[] = {
-      {"Identity", Activation::kIdentity},   {"Tanh", Activation::kTanh},           {"ReLU", Activation::kReLU},
-      {"ReLU6", Activation::kReLU6},         {"LeakyReLU", Activation::kLeakyReLU}, {"Sigmoid", Activation::kSigmoid},
-      {"Hardsigmoid", Activation::kHardsigmoid}, {"LogSigmoid", Activation::kLogSigmoid}, {"GELU", Activation::kGelu},
-      {"SiLU", Activation::kSiLU},           {"Mish", Activation::kMish},           {"ELU", Activation::kElu},
-      {"CELU", Activation::kCelu},           {"SELU", Activation::kSelu},           {"Softplus", Activation::kSoftplus},
-      {"Softsign", Activation::kSoftsign},   {"Hardtanh", Activation::kHardtanh},   {"Hardswish", Activation::kHardswish},
-      {"Tanhshrink", Activation::kTanhshrink},
-  };
-  // sentence-transformers constructs a torch.nn class only (anything else
-  // needs trust_remote_code), with its default arguments.
-  const bool torch_class = act.rfind("torch.", 0) == 0 || act.find('.') == std::string::npos;
-  const Activation* activation = nullptr;
-  for (const auto& a : kActivations)
-    if (torch_class && cls == a.name) activation = &a.activation;
-  if (!activation) {
-    std::string names;
-    for (const auto& a : kActivations) names += std::string(names.empty() ? "" : ", ") + a.name;
-    return Unsupported(config_path.string() + ": Dense activation \"" + act + "\" (torch.nn's " + names + ")");
-  }
+  const std::optional<Activation> activation = torch_activation(act);
+  if (!activation)
+    return Unsupported(config_path.string() + ": Dense activation \"" + act + "\" (torch.nn's " +
+                       torch_activation_names() + ")");
   const std::string input = jsonu::get_string(config, "module_input_name", applied_to);
   if (input != applied_to || jsonu::get_string(config, "module_output_name", input) != input)
     return Unsupported(config_path.string() + ": a Dense module on \"" + input + "\" (dlrt applies this one to " +
@@ -199,6 +214,8 @@ double activate(DenseLayer::Activation a, double s) {
 }
 
 }  // namespace
+
+double apply_activation(DenseLayer::Activation a, double s) { return activate(a, s); }
 
 std::vector<float> DenseLayer::apply(const std::vector<float>& x) const {
   std::vector<float> y(out_);

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,15 @@ struct SafeTensor {
 };
 Result<std::vector<std::pair<std::string, SafeTensor>>> read_safetensors(const std::string& bytes,
                                                                          const std::string& what);
+
+// The torch.nn activation class a dotted path names, as sentence-transformers
+// saves one ("torch.nn.modules.activation.Tanh"; a bare class name too):
+// nullopt for a class dlrt lacks or a path outside torch.
+std::optional<DenseLayer::Activation> torch_activation(const std::string& path);
+// The class names torch_activation() knows, comma-separated (for messages).
+std::string torch_activation_names();
+// The activation of one value, as torch computes it (in double).
+double apply_activation(DenseLayer::Activation a, double s);
 
 // sentence-transformers' Normalize module: `v` divided by its L2 norm
 // (torch.nn.functional.normalize, eps 1e-12), the sum of squares in double.

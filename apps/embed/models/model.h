@@ -23,6 +23,7 @@
 #include "embed/image/image.h"
 #include "embed/models/embedder.h"
 #include "embed/models/kind.h"
+#include "embed/models/score_activation.h"
 #include "embed/models/sparse.h"
 #include "embed/tokenizer/encoding.h"
 
@@ -171,6 +172,9 @@ class PairScorer {
   virtual ~PairScorer() = default;
   // labels() names the logits' columns (one: a reranker's score).
   virtual std::vector<std::string> labels() const = 0;
+  // What the folder names for sentence-transformers' CrossEncoder to apply to
+  // a row of logits (score_activation.h); the library's default here.
+  virtual ScoreActivation score_activation() const { return ScoreActivation::library_default(labels().size()); }
   // Whether tokenize_rerank takes a task instruction (an LLM reranker's prompt).
   virtual bool takes_instruction() const { return false; }
   // A pair; a classifier of single texts takes none (kUnsupported).

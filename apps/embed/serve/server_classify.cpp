@@ -21,17 +21,15 @@ namespace {
 
 using json = nlohmann::json;
 
-// Softmax over a row of logits, or the sigmoid of a single one (TEI's scores).
-std::vector<float> scores(const std::vector<float>& logits, bool raw) {
-  if (raw) return logits;
-  if (logits.size() == 1) return {static_cast<float>(1 / (1 + std::exp(-static_cast<double>(logits[0]))))};
-  const double top = *std::max_element(logits.begin(), logits.end());
-  std::vector<double> e(logits.size());
-  double sum = 0;
-  for (size_t i = 0; i < logits.size(); ++i) sum += (e[i] = std::exp(logits[i] - top));
-  std::vector<float> out(logits.size());
-  for (size_t i = 0; i < logits.size(); ++i) out[i] = static_cast<float>(e[i] / sum);
-  return out;
+// A row's scores: the logits when `raw`, else the activation the folder names
+// for sentence-transformers' CrossEncoder (score_activation.h), except that
+// an Identity over several labels gives TEI's softmax.
+std::vector<float> scores(std::vector<float> row, bool raw, const ScoreActivation& activation) {
+  if (raw) return row;
+  ScoreActivation softmax;
+  softmax.softmax = true;
+  (row.size() > 1 && activation.is_identity() ? softmax : activation).apply(row.data(), row.size());
+  return row;
 }
 
 // A document object's "text" when it is a string, else null.
@@ -43,7 +41,7 @@ const json* document_text(const json& v) {
 // What both rerank routes share: `query` against each document (model m's
 // pair or LLM-reranker prompt, `instruction` for the latter), over-long pairs
 // cut when `truncate`, else a 413; the run takes a shared slot. Fills `score`
-// (sigmoid of the one logit, or the logit when `raw`) and `tokens`; the reply
+// (the folder's activation of the one logit, or the logit when `raw`) and `tokens`; the reply
 // is an error when its status is not 200.
 Reply score_documents(const Call& c, const std::string& query, const std::vector<std::string>& documents,
                       const std::string& instruction, bool truncate, bool raw, std::vector<float>& score,
@@ -68,11 +66,12 @@ Reply score_documents(const Call& c, const std::string& query, const std::vector
   }
   score.clear();
   score.reserve(batch.size());
+  const ScoreActivation activation = scorer->score_activation();
   Status run =
       c.in_run_slots(m, batch, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
         auto logits = scorer->classify(chunk, bounds);
         if (!logits.ok()) return logits.status();
-        for (const auto& row : *logits) score.push_back(scores(row, raw)[0]);
+        for (const auto& row : *logits) score.push_back(scores(row, raw, activation)[0]);
         return Status::Ok();
       });
   if (!run.ok()) return c.run_error(run, "scoring");
@@ -335,9 +334,10 @@ Reply handle_predict(Call& c, PredictRequest& req) {
       });
   if (!run.ok()) return c.run_error(run, "scoring");
   const std::vector<std::string> labels = scorer->labels();
+  const ScoreActivation activation = scorer->score_activation();
   json out = json::array();
   for (const auto& row : logits) {
-    const std::vector<float> s = scores(row, raw);
+    const std::vector<float> s = scores(row, raw, activation);
     std::vector<size_t> order(s.size());
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s[a] > s[b]; });
