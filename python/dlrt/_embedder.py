@@ -85,18 +85,19 @@ _MODEL_FILES = ("model.onnx", "onnx/model.onnx")
 
 def _similarity_name(name, multi_vector=False):
     """sentence-transformers' SimilarityFunction value of `name` (a str or the enum); "maxsim"
-    (PyLate's "MaxSim") for a multi-vector folder, whose vectors are per token."""
+    (PyLate's "MaxSim") or "meanmaxsim" (sentence-transformers 6's) for a multi-vector folder,
+    whose vectors are per token."""
     value = getattr(name, "value", name)
     if value == "dot_product":
         value = "dot"
-    if isinstance(value, str) and value.lower() == "maxsim":
+    if isinstance(value, str) and value.lower() in ("maxsim", "meanmaxsim"):
         if not multi_vector:
-            raise ValueError("similarity_fn_name 'MaxSim' scores per-token vectors: only multi-vector "
+            raise ValueError(f"similarity_fn_name {name!r} scores per-token vectors: only multi-vector "
                              "(ColBERT) folders have it")
-        return "maxsim"
+        return value.lower()
     if multi_vector:
         raise ValueError(f"similarity_fn_name {name!r} is not supported for a multi-vector (ColBERT) folder: "
-                         "its vectors are per token and score by 'MaxSim'")
+                         "its vectors are per token and score by 'maxsim' or 'meanmaxsim'")
     if value not in _SIMILARITIES:
         raise ValueError(f"similarity_fn_name {name!r} is not supported; use one of {', '.join(_SIMILARITIES)}")
     return value
@@ -120,13 +121,15 @@ def _token_sets(x):
     return sets
 
 
-def _maxsim(q, d):
-    """For each query token the largest dot product with a document token, summed (0 for an empty document)."""
+def _maxsim(q, d, mean=False):
+    """For each query token the largest dot product with a document token, summed (0 for an empty document);
+    mean: divided by the query's token count (at least 1), sentence-transformers 6's MeanMaxSim."""
     if q.shape[1] != d.shape[1]:
         raise ValueError(f"the token vectors differ in dimension: {q.shape[1]} and {d.shape[1]}")
     if not len(q) or not len(d):
         return 0.0
-    return float((q.astype(np.float64) @ d.astype(np.float64).T).max(axis=1).sum())
+    score = float((q.astype(np.float64) @ d.astype(np.float64).T).max(axis=1).sum())
+    return score / max(len(q), 1) if mean else score
 
 
 def _rows(x):
@@ -180,7 +183,7 @@ class Embedder(_dlrt.Embedder):
 
 sentence-transformers' constructor keywords work too: truncate_dim (encode() keeps the
 first truncate_dim values, before normalize_embeddings), similarity_fn_name ("cosine",
-"dot", "euclidean", "manhattan"; None: the folder's config_sentence_transformers.json,
+"dot", "euclidean", "manhattan"; "maxsim", "meanmaxsim" for a multi-vector folder; None: the folder's config_sentence_transformers.json,
 else cosine), backend ("onnx" only), model_kwargs ({"provider": an ONNX Runtime provider
 name, instead of device; "file_name": "model.onnx" or "onnx/model.onnx", the files dlrt
 loads; "export": False}). Other values are a ValueError."""
@@ -228,8 +231,8 @@ loads; "export": False}). Other values are a ValueError."""
     @property
     def similarity_fn_name(self):
         """The similarity similarity() and similarity_pairwise() compute: "cosine" (the default),
-        "dot", "euclidean" or "manhattan" (negative distances); "maxsim" for a multi-vector
-        (ColBERT) folder, its only one. Settable."""
+        "dot", "euclidean" or "manhattan" (negative distances); "maxsim" (the default) or "meanmaxsim"
+        (MaxSim over the query's token count) for a multi-vector (ColBERT) folder. Settable."""
         if self._similarity is None:
             self._similarity = "maxsim" if self.is_multi_vector else "cosine"
         return self._similarity
@@ -243,10 +246,13 @@ loads; "export": False}). Other values are a ValueError."""
         similarity_fn_name between every pair of rows (1-D inputs count as one row); a torch.Tensor
         when an input is one, else numpy. For a multi-vector folder ("maxsim") the inputs are
         per-token vectors (one [tokens, dimension] array per text, as encode(output_value=
-        "token_embeddings") gives them) and each entry is the pair's MaxSim score."""
-        if self.similarity_fn_name == "maxsim":
+        "token_embeddings") gives them) and each entry is the pair's MaxSim score ("meanmaxsim": over
+        the query's token count)."""
+        if self.similarity_fn_name in ("maxsim", "meanmaxsim"):
             q, d = _token_sets(embeddings1), _token_sets(embeddings2)
-            result = np.array([[_maxsim(x, y) for y in d] for x in q], dtype=np.float32).reshape(len(q), len(d))
+            mean = self.similarity_fn_name == "meanmaxsim"
+            result = np.array([[_maxsim(x, y, mean) for y in d] for x in q],
+                              dtype=np.float32).reshape(len(q), len(d))
             return _like_input(result, embeddings1, embeddings2)
         a, b = _rows(embeddings1), _rows(embeddings2)
         if a.shape[1] != b.shape[1]:
@@ -265,11 +271,12 @@ loads; "export": False}). Other values are a ValueError."""
     def similarity_pairwise(self, embeddings1, embeddings2):
         """sentence-transformers' similarity_pairwise(): similarity_fn_name of row i of each input, for
         every i (a float32 vector; the inputs have equal shapes; for "maxsim", as many texts)."""
-        if self.similarity_fn_name == "maxsim":
+        if self.similarity_fn_name in ("maxsim", "meanmaxsim"):
             q, d = _token_sets(embeddings1), _token_sets(embeddings2)
             if len(q) != len(d):
                 raise ValueError(f"similarity_pairwise needs as many texts on each side, got {len(q)} and {len(d)}")
-            return _like_input(np.array([_maxsim(x, y) for x, y in zip(q, d)], dtype=np.float32),
+            mean = self.similarity_fn_name == "meanmaxsim"
+            return _like_input(np.array([_maxsim(x, y, mean) for x, y in zip(q, d)], dtype=np.float32),
                                embeddings1, embeddings2)
         a, b = _rows(embeddings1), _rows(embeddings2)
         if a.shape != b.shape:

@@ -1,6 +1,6 @@
 // sentence-transformers 6.x MultiVectorEncoder folders (tests/models/st_modules/st6_multi_vector*,
 // written by make_st_modules.py) against the library's encode_query / encode_document
-// and similarity (MaxSim): through open_model, `dlrt embed --query / --document` and `dlrt rerank`;
+// and similarity (MaxSim, MeanMaxSim): through open_model, `dlrt embed --query / --document` and `dlrt rerank`;
 // the settings dlrt refuses.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -31,7 +31,11 @@ using testing::st_cpu_options;
 using testing::st_folder;
 using testing::st_reference;
 
-constexpr const char* kFolders[] = {"multi_vector", "multi_vector_min"};
+constexpr const char* kFolders[] = {"multi_vector", "multi_vector_min", "multi_vector_mean"};
+
+// The library's similarity() of the folder's queries against its documents: MaxSim, or MeanMaxSim for
+// multi_vector_mean (references made before it hold "maxsim" only).
+const json& library_scores(const json& want) { return want.contains("similarity") ? want["similarity"] : want["maxsim"]; }
 
 // Per text, the per-token vectors of the folder's model as encode_query (true) / encode_document do.
 std::vector<std::vector<std::vector<float>>> encode(const EmbedModel& m, const json& texts, bool is_query) {
@@ -82,11 +86,17 @@ TEST(StMultiVectorEncoder, OpensAsMultiVectorAndMatchesTheLibrary) {
         }
       }
     }
-    // MaxSim of each query against each document: the library's similarity().
+    // MaxSim of each query against each document, and the folder's similarity() (MeanMaxSim divides by
+    // the query's kept vector count).
+    const std::string fn = (*m)->similarity_fn_name();
+    EXPECT_EQ(fn, want.value("similarity_fn_name", std::string("maxsim"))) << name;
     for (size_t q = 0; q < got[1].size(); ++q)
       for (size_t d = 0; d < got[0].size(); ++d) {
         const double w = want["maxsim"][q][d].get<double>();
         EXPECT_NEAR(maxsim(got[1][q], got[0][d]), w, 1e-4 * std::max(1.0, std::fabs(w))) << name << " " << q << "," << d;
+        const double s = library_scores(want)[q][d].get<double>();
+        EXPECT_NEAR(late_interaction_score(fn, got[1][q], got[0][d]), s, 1e-4 * std::max(1.0, std::fabs(s)))
+            << name << " " << fn << " " << q << "," << d;
       }
   }
 }
@@ -113,7 +123,7 @@ TEST(StMultiVectorEncoder, CliMatchesTheLibrary) {
                                     std::string("cli ") + name + " " + task + " " + std::to_string(i)));
       std::printf("cli %s %s: worst per-token cosine 1 - %.1e\n", name, task, 1.0 - worst);
     }
-    // dlrt rerank: MaxSim of the query (its task prompt) against the documents (theirs).
+    // dlrt rerank: the folder's similarity() of the query (its task prompt) against the documents (theirs).
     const size_t q = 1;
     auto r = dlrt::testing::run_command(dlrt::testing::quote(dlrt::testing::dlrt_binary()) + " rerank --model " +
                                         dlrt::testing::quote(st_folder(6, name).string()) +
@@ -124,7 +134,7 @@ TEST(StMultiVectorEncoder, CliMatchesTheLibrary) {
     ASSERT_FALSE(j.is_discarded()) << r.output;
     ASSERT_EQ(j["results"].size(), ref["texts"].size()) << r.output;
     for (const json& row : j["results"]) {
-      const double w = ref["folders"][name]["maxsim"][q][row["index"].get<size_t>()].get<double>();
+      const double w = library_scores(ref["folders"][name])[q][row["index"].get<size_t>()].get<double>();
       EXPECT_NEAR(row["score"].get<double>(), w, 1e-4 * std::max(1.0, std::fabs(w))) << name << " " << row;
     }
   }
@@ -152,8 +162,6 @@ TEST(StMultiVectorEncoder, SettingsItDoesNotImplementAreRefused) {
   } cases[] = {
       {"multi_vector_min", "3_HierarchicalTokenPooling/config.json", [](json& j) { j["pool_factor"] = 2.0; },
        "pool_factor"},
-      {"multi_vector", "config_sentence_transformers.json", [](json& j) { j["similarity_fn_name"] = "meanmaxsim"; },
-       "meanmaxsim"},
       {"multi_vector", "modules.json",
        [](json& j) { j[2]["type"] = "sentence_transformers.multi_vector_encoder.modules.token_pooling.LambdaTokenPooling"; },
        "LambdaTokenPooling"},

@@ -110,9 +110,11 @@ Folders (st<N>_ prefix):
                 document_length 20, a Dense with bias and Tanh, MultiVectorMask skipping ",", "."
                 and "?" on queries and documents, no Normalize but a HierarchicalTokenPooling with
                 pool_factor 1 (normalises query and document tokens only); no prompts.
-                The references of both: encode_query / encode_document's per-token vectors (and
-                each one's kept token ids) and similarity() (MaxSim) of the queries against the
-                documents
+  multi_vector_mean  6.x only: multi_vector_min's modules, saved with similarity_fn_name "meanmaxsim"
+                (MaxSim over the query's kept token count, which the query skip-list varies)
+                The references of all three: encode_query / encode_document's per-token vectors (and
+                each one's kept token ids) and similarity() (MaxSim; MeanMaxSim for multi_vector_mean)
+                of the queries against the documents
 
 The reference also holds torch's value of each Dense activation dlrt
 implements on a grid of inputs ("activations"). Weights are random (fixed
@@ -702,9 +704,10 @@ def export_causal_lm(hf, path):
                       dynamic_axes=axes, opset_version=17, dynamo=False)
 
 
-def make_multi_vector_folder(work, tok, name, seed, transformer_kwargs, dense, mask, tail, prompts):
+def make_multi_vector_folder(work, tok, name, seed, transformer_kwargs, dense, mask, tail, prompts,
+                             similarity_fn_name=None):
     """6.x: a MultiVectorEncoder of [Transformer, Dense, MultiVectorMask, *tail]; its references."""
-    from sentence_transformers import MultiVectorEncoder
+    from sentence_transformers import MultiVectorEncoder, util
     from sentence_transformers.base.modules import Dense, Transformer
     from sentence_transformers.multi_vector_encoder.modules import MultiVectorMask
     from transformers import BertModel
@@ -715,7 +718,7 @@ def make_multi_vector_folder(work, tok, name, seed, transformer_kwargs, dense, m
     tok.save_pretrained(hf_dir)
     modules = [Transformer(hf_dir, max_seq_length=48, **transformer_kwargs),
                Dense(32, 24, module_input_name="token_embeddings", **dense), MultiVectorMask(**mask), *tail]
-    model = MultiVectorEncoder(modules=modules, device="cpu", prompts=prompts)
+    model = MultiVectorEncoder(modules=modules, device="cpu", prompts=prompts, similarity_fn_name=similarity_fn_name)
     st_dir = os.path.join(work, name)
     model.save(st_dir)
     model = MultiVectorEncoder(st_dir, device="cpu")  # as a user loads the saved folder
@@ -727,7 +730,10 @@ def make_multi_vector_folder(work, tok, name, seed, transformer_kwargs, dense, m
         raw = encode(TEXTS, batch_size=len(TEXTS), output_value=None)
         out[task] = [v.float().numpy().tolist() for v in vectors]
         out[task + "_ids"] = [r["input_ids"][r["attention_mask"].bool()].tolist() for r in raw]
-    out["maxsim"] = model.similarity(model.encode_query(TEXTS), model.encode_document(TEXTS)).tolist()
+    queries, documents = model.encode_query(TEXTS), model.encode_document(TEXTS)
+    out["maxsim"] = util.maxsim(queries, documents).tolist()
+    out["similarity_fn_name"] = model.similarity_fn_name
+    out["similarity"] = model.similarity(queries, documents).tolist()
     return st_dir, out
 
 
@@ -739,25 +745,30 @@ def make_multi_vector(m, work, tok_path, tok):
         [m["Normalize"](module_input_name="token_embeddings")], {"query": "query: ", "document": "passage: "})
 
 
-def make_multi_vector_min(m, work, tok_path, tok):
+def make_multi_vector_min(m, work, tok_path, tok, name="multi_vector_min", similarity_fn_name=None):
     from sentence_transformers.multi_vector_encoder.modules import HierarchicalTokenPooling
     return make_multi_vector_folder(
-        work, tok, "multi_vector_min", 85,
+        work, tok, name, 85,
         {"query_length": 12, "document_length": 20,
          "query_expansion": {"strategy": "min", "attend": True, "length": 8}},
         {"bias": True, "activation_function": torch.nn.Tanh()},
         {"skiplist_words": [",", ".", "?"], "skiplist_tasks": ["query", "document"]},
-        [HierarchicalTokenPooling(tasks=["query", "document"])], None)
+        [HierarchicalTokenPooling(tasks=["query", "document"])], None, similarity_fn_name)
+
+
+def make_multi_vector_mean(m, work, tok_path, tok):
+    return make_multi_vector_min(m, work, tok_path, tok, "multi_vector_mean", "meanmaxsim")
 
 
 FOLDERS = {"dense": make_dense, "sparse": make_sparse, "static": make_static, "sparse_static": make_sparse_static,
            "cross_encoder": make_cross_encoder, "cross_encoder_identity": make_cross_encoder_identity, "router": make_router, "router_sparse": make_router_sparse,
            "llm_reranker": make_llm_reranker, "llm_reranker_chat": make_llm_reranker_chat,
            "llm_reranker_bos": make_llm_reranker_bos, "wlp": make_wlp, "decoder_embed": make_decoder_embed,
-           "multi_vector": make_multi_vector, "multi_vector_min": make_multi_vector_min}
+           "multi_vector": make_multi_vector, "multi_vector_min": make_multi_vector_min,
+           "multi_vector_mean": make_multi_vector_mean}
 # LogitScore and MultiVectorEncoder are 6.x's; 5.x's decoder embedders are tests/models/retrieval's (make_decoder_models.py)
 SINCE = {"llm_reranker": 6, "llm_reranker_chat": 6, "llm_reranker_bos": 6, "decoder_embed": 6, "multi_vector": 6,
-         "multi_vector_min": 6}
+         "multi_vector_min": 6, "multi_vector_mean": 6}
 
 
 def main():

@@ -121,15 +121,15 @@ def test_st6_decoder_embedder_prompts_as_sentence_transformers():
     assert_cosine(e.encode(texts, prompt_name="classification"), want["classification"])
 
 
-@pytest.mark.parametrize("name", ["multi_vector", "multi_vector_min"])
+@pytest.mark.parametrize("name", ["multi_vector", "multi_vector_min", "multi_vector_mean"])
 def test_st6_multi_vector_encoder_matches_encode_query_and_document(name):
     """6.x's MultiVectorEncoder: encode_query / encode_document's per-token vectors (the task prompts,
     query expansion, MultiVectorMask's skip-list) with per-token cosine >= 0.9999 and the same kept
-    token count; similarity() the library's MaxSim."""
+    token count; similarity() the library's (MaxSim, MeanMaxSim for multi_vector_mean)."""
     ref = reference(6)
     want = ref["folders"][name]
     e = dlrt.Embedder(os.path.join(ST, f"st6_{name}"), device="cpu", threads=2)
-    assert e.is_multi_vector and e.similarity_fn_name == "maxsim"
+    assert e.is_multi_vector and e.similarity_fn_name == want.get("similarity_fn_name", "maxsim")
     got = {"query": e.encode_query(ref["texts"], batch_size=3), "document": e.encode_document(ref["texts"], batch_size=3)}
     for task, vectors in got.items():
         assert len(vectors) == len(want[task])
@@ -138,4 +138,9 @@ def test_st6_multi_vector_encoder_matches_encode_query_and_document(name):
             assert g.shape == w.shape, (task, i, g.shape, w.shape)
             cos = (g * w).sum(1) / np.linalg.norm(g, axis=1) / np.linalg.norm(w, axis=1)
             assert cos.min() >= 0.9999, (task, i, cos.min())
+    library = want.get("similarity", want["maxsim"])  # MeanMaxSim for multi_vector_mean
+    np.testing.assert_allclose(e.similarity(got["query"], got["document"]), library, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(e.similarity_pairwise(got["query"], got["document"]), np.diag(library),
+                               rtol=1e-5, atol=1e-4)
+    e.similarity_fn_name = "maxsim"
     np.testing.assert_allclose(e.similarity(got["query"], got["document"]), want["maxsim"], rtol=1e-5, atol=1e-4)

@@ -41,7 +41,8 @@ constexpr const char* kRerankHelp =
     "                    docs/embed-retrieval.md); the score is softmax([logit(no), logit(yes)])\n"
     "                    after the reranker's prompt (its folder's activation, default sigmoid)\n"
     "  a multi-vector    a ColBERT / PyLate folder; the score is MaxSim of the query's and the\n"
-    "                    document's token vectors\n"
+    "                    document's token vectors (divided by the query's vector count for a\n"
+    "                    sentence-transformers 6 folder whose similarity_fn_name is meanmaxsim)\n"
     "\n"
     "options:\n"
     "  --model DIR        the model folder (required)\n"
@@ -141,13 +142,14 @@ int score_with_classifier(const RerankJob& job, const embed::EmbedModel& m, cons
       score);
 }
 
-// A multi-vector (ColBERT) model: MaxSim of the query's and each document's
-// token vectors.
+// A multi-vector (ColBERT) model: MaxSim (or the folder's MeanMaxSim) of the
+// query's and each document's token vectors.
 int score_with_multi_vector(const RerankJob& job, const embed::EmbedModel& model, std::vector<float>& score) {
   const embed::PerTokenOut& m = *model.as<embed::PerTokenOut>();
   // A sentence-transformers 6.x encoder's task prompts (encode_query / encode_document's).
   const std::string query_prompt = embed::per_token_task_prompt(model, true);
   const std::string document_prompt = embed::per_token_task_prompt(model, false);
+  const std::string fn = model.similarity_fn_name();  // "maxsim" or 6.x's "meanmaxsim"
   auto query = m.tokenize_tokens(query_prompt + job.query, /*is_query=*/true, nullptr);
   Result<embed::TokenEmbedResult> query_vectors = query.status();
   if (query.ok()) query_vectors = m.embed_tokens({*query}, /*is_query=*/true, {});
@@ -161,7 +163,8 @@ int score_with_multi_vector(const RerankJob& job, const embed::EmbedModel& model
         auto r = m.embed_tokens(part, /*is_query=*/false, {});
         if (!r.ok()) return r.status();
         std::vector<float> out;
-        for (const auto& doc : r->tokens) out.push_back(embed::maxsim(query_vectors->tokens[0], doc));
+        for (const auto& doc : r->tokens)
+          out.push_back(embed::late_interaction_score(fn, query_vectors->tokens[0], doc));
         return out;
       },
       score);

@@ -190,6 +190,8 @@ Status read_prompts(const fs::path& dir, std::map<std::string, std::string>& pro
   const std::string fn = jsonu::get_string(c, "similarity_fn_name", "");
   if (!fn.empty() && (fn == "MaxSim" || fn == "maxsim") && is_multi_vector_folder(dir)) {
     similarity_fn = "maxsim";  // PyLate's, 6.x's: the score of per-token vectors (multi_vector.h)
+  } else if (fn == "meanmaxsim" && is_multi_vector_encoder_folder(dir)) {
+    similarity_fn = fn;  // 6.x's MaxSim over the query's vector count (late_interaction_score)
   } else if (!fn.empty()) {
     if (fn != "cosine" && fn != "dot" && fn != "euclidean" && fn != "manhattan")
       return InvalidModel(path.string() + ": similarity_fn_name \"" + fn +

@@ -173,7 +173,8 @@ class Embedder {
   // config_sentence_transformers.json's similarity_fn_name: "cosine" (also
   // when absent), "dot", "euclidean" or "manhattan" (the last two negated
   // distances, as sentence-transformers' similarity()); "maxsim" for a
-  // multi-vector folder naming PyLate's "MaxSim" (kInvalidModel elsewhere).
+  // multi-vector folder naming PyLate's "MaxSim", "meanmaxsim" for a 6.x
+  // MultiVectorEncoder folder naming it (kInvalidModel elsewhere).
   const std::string& similarity_fn_name() const;
   bool normalize() const;           // the folder asks for L2-normalised output (a Normalize module)
   dlrt::RunReport placement() const;  // where the session was placed (for /health)

@@ -150,6 +150,13 @@ float maxsim(const std::vector<std::vector<float>>& query, const std::vector<std
   return static_cast<float>(total);
 }
 
+float late_interaction_score(const std::string& similarity_fn_name, const std::vector<std::vector<float>>& query,
+                             const std::vector<std::vector<float>>& document) {
+  const float score = maxsim(query, document);
+  if (similarity_fn_name != "meanmaxsim") return score;
+  return score / static_cast<float>(std::max<size_t>(query.size(), 1));
+}
+
 MultiVectorEmbedder::MultiVectorEmbedder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 MultiVectorEmbedder::~MultiVectorEmbedder() = default;
 

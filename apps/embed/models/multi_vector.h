@@ -80,8 +80,8 @@ bool is_multi_vector_encoder_folder(const std::filesystem::path& dir);
 
 // A 6.x MultiVectorEncoder folder's settings from its modules (above); its
 // Dense modules' folders in `dense`. kUnsupported for a setting dlrt does not
-// implement (token pooling with pool_factor above 1, similarity_fn_name
-// "meanmaxsim", a text processing_kwargs override), kInvalidModel for a
+// implement (token pooling with pool_factor above 1, a text
+// processing_kwargs override), kInvalidModel for a
 // value of the wrong type or a module order the library would not run so.
 Result<MultiVectorConfig> read_encoder_config(const std::filesystem::path& dir, std::vector<std::filesystem::path>& dense);
 
@@ -92,6 +92,11 @@ Result<MultiVectorConfig> read_multi_vector_config(const std::filesystem::path& 
 // MaxSim: for each query vector the largest dot product with a document
 // vector, summed over the query vectors (0 for an empty document).
 float maxsim(const std::vector<std::vector<float>>& query, const std::vector<std::vector<float>>& document);
+// The score a multi-vector model's similarity_fn_name names: "maxsim", or
+// "meanmaxsim" (sentence-transformers 6.x: MaxSim over the query's vector
+// count, at least 1).
+float late_interaction_score(const std::string& similarity_fn_name, const std::vector<std::vector<float>>& query,
+                             const std::vector<std::vector<float>>& document);
 
 class MultiVectorEmbedder {
  public:

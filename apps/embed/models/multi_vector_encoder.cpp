@@ -154,12 +154,8 @@ Result<MultiVectorConfig> read_encoder_config(const fs::path& dir, std::vector<f
   c.query_length = c.document_length = 0;
   c.do_query_expansion = false;
   c.skiplist_words.clear();
-  const fs::path st_path = dir / "config_sentence_transformers.json";
-  DLRT_ASSIGN_OR_RETURN(json st, read_object(st_path));
-  const std::string fn = jsonu::get_string(st, "similarity_fn_name", "");
-  if (fn == "meanmaxsim")
-    return Unsupported(st_path.string() + ": similarity_fn_name \"meanmaxsim\" (MaxSim over the query's token count) "
-                       "is not implemented; dlrt scores by MaxSim");
+  // Its similarity_fn_name ("maxsim" or "meanmaxsim") is the base Embedder's (embedder.cpp).
+  DLRT_RETURN_IF_ERROR(read_object(dir / "config_sentence_transformers.json").status());
   DLRT_ASSIGN_OR_RETURN(std::vector<Module> modules, read_modules(dir));
   const std::string where = (dir / "modules.json").string();
   bool normalized = false, pooled = false, masked = false;

@@ -1,5 +1,5 @@
 // The multi_vector kind (kind.h): a MultiVectorEmbedder (ColBERT / PyLate)
-// behind PerTokenOut, its query and document vectors apart; MaxSim scores by them.
+// behind PerTokenOut, its query and document vectors apart; MaxSim (or MeanMaxSim) scores by them.
 #include <algorithm>
 #include <memory>
 
@@ -39,6 +39,11 @@ class MultiVectorModel final : public PromptedModel, public PerTokenOut {
   }
   bool prompts_by_task() const override { return m_->config().encoder; }
   std::string pooling() const override { return "none"; }
+  // What /rerank and dlrt rerank score by (late_interaction_score): "maxsim" unless the folder names
+  // "meanmaxsim" (a null or absent similarity_fn_name is MaxSim, as in the libraries).
+  std::string similarity_fn_name() const override {
+    return m_->base().similarity_fn_name() == "meanmaxsim" ? "meanmaxsim" : "maxsim";
+  }
 
  private:
   const Embedder& embedder() const override { return m_->base(); }

@@ -87,7 +87,7 @@ std::vector<size_t> by_score(const std::vector<float>& score) {
 }
 
 // /rerank of a model with the kMaxSim capability: the query's and each
-// text's token vectors, scored by MaxSim.
+// text's token vectors, scored by MaxSim (MeanMaxSim for a folder naming it).
 Reply rerank_by_maxsim(Call& c, RerankRequest& req) {
   // raw_scores and truncate are accepted as for a cross-encoder: MaxSim has
   // no activation, and texts are cut at the model's query and document lengths.
@@ -114,13 +114,14 @@ Reply rerank_by_maxsim(Call& c, RerankRequest& req) {
     qv = std::move(q).value();
     return Status::Ok();
   });
+  const std::string fn = m->similarity_fn_name();  // "maxsim" or 6.x's "meanmaxsim"
   std::vector<float> score;
   score.reserve(docs.size());
   if (run.ok())
     run = c.in_run_slots(*m, docs, [&](const std::vector<Encoding>& chunk, const dlrt::RunOptions& bounds) -> Status {
       auto d = per_token->embed_tokens(chunk, false, bounds);
       if (!d.ok()) return d.status();
-      for (const auto& doc : d->tokens) score.push_back(maxsim(qv.tokens[0], doc));
+      for (const auto& doc : d->tokens) score.push_back(late_interaction_score(fn, qv.tokens[0], doc));
       return Status::Ok();
     });
   if (!run.ok()) return c.run_error(run, "scoring");
