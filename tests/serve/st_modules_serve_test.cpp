@@ -17,6 +17,7 @@
 
 #include "../embed/retrieval_reference.h"
 #include "embed/models/registry.h"
+#include "st_serve_util.h"
 #include "test_server.h"
 
 // A namespace of its own: the unity build puts this file beside others with the same helper names.
@@ -25,51 +26,20 @@ namespace {
 
 using json = nlohmann::json;
 using testing::body_json;
-
-std::filesystem::path st_dir() { return std::filesystem::path(DLRT_TEST_DIR) / "models" / "st_modules"; }
-
-struct StServer {
-  StServer(int major, const std::string& name) {
-    EmbedderOptions o;
-    o.device = "cpu";
-    o.threads = 2;
-    auto m = open_model((st_dir() / ("st" + std::to_string(major) + "_" + name)).string(), o);
-    EXPECT_TRUE(m.ok()) << name << ": " << m.status().to_string();
-    if (m.ok()) server.server->set_model(std::move(m).value());
-  }
-  testing::TestServer server{ServiceConfig{}, /*with_model=*/false};
-};
-
-json reference(int major) {
-  return json::parse(testing::slurp(st_dir() / ("st" + std::to_string(major) + "_reference.json")));
-}
-
-// The reference's non-empty texts (the routes refuse empty inputs) and their places.
-json texts_of(const json& ref, std::vector<size_t>& at) {
-  json texts = json::array();
-  for (size_t i = 0; i < ref["texts"].size(); ++i)
-    if (!ref["texts"][i].get<std::string>().empty()) texts.push_back(ref["texts"][i]), at.push_back(i);
-  return texts;
-}
-
-void expect_cosine(const json& got, const json& want, const std::string& what) {
-  const auto g = got.get<std::vector<double>>();
-  const auto w = want.get<std::vector<double>>();
-  ASSERT_EQ(g.size(), w.size()) << what;
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < w.size(); ++i) ab += g[i] * w[i], aa += g[i] * g[i], bb += w[i] * w[i];
-  EXPECT_GE(ab / std::sqrt(aa * bb), 0.99999) << what;
-}
+using testing::StFolderServer;
+using testing::st_modules_reference;
+using testing::expect_st_cosine;
+using testing::st_nonempty_texts;
 
 class ServeStModules : public ::testing::TestWithParam<int> {};
 
 // All the texts in one request to /embed and /v1/embeddings, the long one cut to the folder's
 // maximum length as truncation (the default) does.
 void expect_dense_routes(int major, const std::string& name) {
-  const json ref = reference(major);
+  const json ref = st_modules_reference(major);
   std::vector<size_t> at;
-  const json texts = texts_of(ref, at);
-  StServer s(major, name);
+  const json texts = st_nonempty_texts(ref, at);
+  StFolderServer s(major, name);
   const json& want = ref["folders"][name]["embeddings"];
   auto r = s.server.post("/embed", json{{"inputs", texts}}.dump());
   ASSERT_TRUE(r);
@@ -77,14 +47,14 @@ void expect_dense_routes(int major, const std::string& name) {
   const json got = body_json(r);
   ASSERT_EQ(got.size(), at.size()) << name;
   for (size_t k = 0; k < at.size(); ++k)
-    expect_cosine(got[k], want[at[k]], std::string(name) + " /embed text " + std::to_string(at[k]));
+    expect_st_cosine(got[k], want[at[k]], std::string(name) + " /embed text " + std::to_string(at[k]));
   r = s.server.post("/v1/embeddings", json{{"input", texts}}.dump());
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << name << ": " << r->body;
   const json data = body_json(r)["data"];
   ASSERT_EQ(data.size(), at.size()) << name;
   for (size_t k = 0; k < at.size(); ++k)
-    expect_cosine(data[k]["embedding"], want[at[k]], std::string(name) + " /v1/embeddings text " + std::to_string(at[k]));
+    expect_st_cosine(data[k]["embedding"], want[at[k]], std::string(name) + " /v1/embeddings text " + std::to_string(at[k]));
 }
 
 TEST_P(ServeStModules, DenseAndStaticMatchTorch) {
@@ -94,11 +64,11 @@ TEST_P(ServeStModules, DenseAndStaticMatchTorch) {
 TEST_P(ServeStModules, WeightedLayerPoolingMatchesTorch) { expect_dense_routes(GetParam(), "wlp"); }
 
 TEST_P(ServeStModules, SparseAndSparseStaticMatchTorch) {
-  const json ref = reference(GetParam());
+  const json ref = st_modules_reference(GetParam());
   std::vector<size_t> at;
-  const json texts = texts_of(ref, at);
+  const json texts = st_nonempty_texts(ref, at);
   for (const char* name : {"sparse", "sparse_static"}) {
-    StServer s(GetParam(), name);
+    StFolderServer s(GetParam(), name);
     auto r = s.server.post("/embed_sparse", json{{"inputs", texts}}.dump());
     ASSERT_TRUE(r);
     ASSERT_EQ(r->status, 200) << name << ": " << r->body;
@@ -125,11 +95,11 @@ INSTANTIATE_TEST_SUITE_P(SentenceTransformers, ServeStModules, ::testing::Values
 // (the sigmoid of its one logit).
 void expect_rerank(int major, const std::string& name) {
   SCOPED_TRACE("st" + std::to_string(major) + "_" + name);
-  const json ref = reference(major);
+  const json ref = st_modules_reference(major);
   const json& want = ref["folders"][name];
   std::vector<size_t> at;
-  const json texts = texts_of(ref, at);
-  StServer s(major, name);
+  const json texts = st_nonempty_texts(ref, at);
+  StFolderServer s(major, name);
   auto r = s.server.post("/rerank", json{{"query", want["query"]}, {"texts", texts}}.dump());
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
@@ -153,9 +123,9 @@ TEST(ServeStModuleCrossEncoder, St5RerankMatchesPredict) {
 void expect_identity_scores(int major, const std::string& name) {
   expect_rerank(major, name);
   SCOPED_TRACE("st" + std::to_string(major) + "_" + name + " /predict");
-  const json ref = reference(major);
+  const json ref = st_modules_reference(major);
   const json& want = ref["folders"][name];
-  StServer s(major, name);
+  StFolderServer s(major, name);
   for (const bool raw : {false, true}) {
     json inputs = json::array();
     for (const json& t : ref["texts"]) inputs.push_back(json::array({want["query"], t}));
@@ -180,10 +150,10 @@ TEST(ServeStModuleCrossEncoder, St5IdentityActivationMatchesPredict) {
 // true / false) on /embed and /v1/embeddings, against encode / encode_query / encode_document /
 // encode(prompt_name="classification").
 TEST(ServeStModuleDecoderEmbedder, St6PromptsAsTheRequestPicks) {
-  const json want = reference(6)["folders"]["decoder_embed"];
+  const json want = st_modules_reference(6)["folders"]["decoder_embed"];
   std::vector<size_t> at;
-  const json texts = texts_of(want, at);
-  StServer s(6, "decoder_embed");
+  const json texts = st_nonempty_texts(want, at);
+  StFolderServer s(6, "decoder_embed");
   for (const auto& [fields, key] : {std::pair<json, std::string>{json::object(), "default"},
                                     {{{"is_query", true}}, "query"},
                                     {{{"prompt_name", "query"}}, "query"},
@@ -204,8 +174,8 @@ TEST(ServeStModuleDecoderEmbedder, St6PromptsAsTheRequestPicks) {
     ASSERT_EQ(data.size(), at.size());
     for (size_t k = 0; k < at.size(); ++k) {
       const std::string what = fields.dump() + " text " + std::to_string(at[k]);
-      expect_cosine(got[k], want[key][at[k]], "/embed " + what);
-      expect_cosine(data[k]["embedding"], want[key][at[k]], "/v1/embeddings " + what);
+      expect_st_cosine(got[k], want[key][at[k]], "/embed " + what);
+      expect_st_cosine(data[k]["embedding"], want[key][at[k]], "/v1/embeddings " + what);
     }
   }
 }

@@ -12,6 +12,7 @@
 
 #include "../embed/retrieval_reference.h"
 #include "embed/models/registry.h"
+#include "st_serve_util.h"
 #include "test_server.h"
 
 // A namespace of its own: the unity build puts this file beside others with the same helper names.
@@ -20,49 +21,18 @@ namespace {
 
 using json = nlohmann::json;
 using testing::body_json;
-
-std::filesystem::path st_dir() { return std::filesystem::path(DLRT_TEST_DIR) / "models" / "st_modules"; }
-
-struct RouterServer {
-  RouterServer(int major, const std::string& name) {
-    EmbedderOptions o;
-    o.device = "cpu";
-    o.threads = 2;
-    auto m = open_model((st_dir() / ("st" + std::to_string(major) + "_" + name)).string(), o);
-    EXPECT_TRUE(m.ok()) << m.status().to_string();
-    if (m.ok()) server.server->set_model(std::move(m).value());
-  }
-  testing::TestServer server{ServiceConfig{}, /*with_model=*/false};
-};
-
-json reference(int major) {
-  return json::parse(testing::slurp(st_dir() / ("st" + std::to_string(major) + "_reference.json")));
-}
-
-// The reference's non-empty texts (the routes refuse empty inputs) and their places.
-json texts_of(const json& ref, std::vector<size_t>& at) {
-  json texts = json::array();
-  for (size_t i = 0; i < ref["texts"].size(); ++i)
-    if (!ref["texts"][i].get<std::string>().empty()) texts.push_back(ref["texts"][i]), at.push_back(i);
-  return texts;
-}
-
-void expect_cosine(const json& got, const json& want, const std::string& what) {
-  const auto g = got.get<std::vector<double>>();
-  const auto w = want.get<std::vector<double>>();
-  ASSERT_EQ(g.size(), w.size()) << what;
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < w.size(); ++i) ab += g[i] * w[i], aa += g[i] * g[i], bb += w[i] * w[i];
-  EXPECT_GE(ab / std::sqrt(aa * bb), 0.99999) << what;
-}
+using testing::StFolderServer;
+using testing::st_modules_reference;
+using testing::expect_st_cosine;
+using testing::st_nonempty_texts;
 
 class ServeStRouter : public ::testing::TestWithParam<int> {};
 
 TEST_P(ServeStRouter, IsQueryPicksTheRouteOnEmbedAndOpenAI) {
-  const json ref = reference(GetParam());
-  RouterServer s(GetParam(), "router");
+  const json ref = st_modules_reference(GetParam());
+  StFolderServer s(GetParam(), "router");
   std::vector<size_t> at;
-  const json texts = texts_of(ref, at);
+  const json texts = st_nonempty_texts(ref, at);
   for (const auto& [field, name] :
        {std::pair{json(true), "query"}, std::pair{json(false), "document"}, std::pair{json(nullptr), "default"}}) {
     json body{{"inputs", texts}};
@@ -73,12 +43,12 @@ TEST_P(ServeStRouter, IsQueryPicksTheRouteOnEmbedAndOpenAI) {
     const json got = body_json(r);
     ASSERT_EQ(got.size(), at.size());
     for (size_t k = 0; k < at.size(); ++k)
-      expect_cosine(got[k], ref["folders"]["router"][name][at[k]], std::string("/embed ") + name);
+      expect_st_cosine(got[k], ref["folders"]["router"][name][at[k]], std::string("/embed ") + name);
   }
   auto r = s.server.post("/v1/embeddings", json{{"input", texts[0]}, {"is_query", true}}.dump());
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
-  expect_cosine(body_json(r)["data"][0]["embedding"], ref["folders"]["router"]["query"][at[0]], "/v1/embeddings");
+  expect_st_cosine(body_json(r)["data"][0]["embedding"], ref["folders"]["router"]["query"][at[0]], "/v1/embeddings");
   // Token ids have no route of their own to pick.
   r = s.server.post("/embed", json{{"inputs", json::array({json::array({1, 2, 3})})}, {"is_query", true}}.dump());
   ASSERT_TRUE(r);
@@ -89,10 +59,10 @@ TEST_P(ServeStRouter, IsQueryPicksTheRouteOnEmbedAndOpenAI) {
 }
 
 TEST_P(ServeStRouter, IsQueryPicksTheSparseRoute) {
-  const json ref = reference(GetParam());
-  RouterServer s(GetParam(), "router_sparse");
+  const json ref = st_modules_reference(GetParam());
+  StFolderServer s(GetParam(), "router_sparse");
   std::vector<size_t> at;
-  const json texts = texts_of(ref, at);
+  const json texts = st_nonempty_texts(ref, at);
   for (const auto& [is_query, name] : {std::pair{true, "query"}, std::pair{false, "document"}}) {
     auto r = s.server.post("/embed_sparse", json{{"inputs", texts}, {"is_query", is_query}}.dump());
     ASSERT_TRUE(r);
