@@ -120,6 +120,16 @@ std::string torch_activation_names() {
   return names;
 }
 
+Result<fs::path> module_safetensors_path(const fs::path& dir, const std::string& module) {
+  fs::path path = dir / "model.safetensors";
+  std::error_code ec;
+  if (fs::exists(path, ec)) return path;
+  if (fs::exists(dir / "pytorch_model.bin", ec))
+    return Unsupported(dir.string() + ": the " + module +
+                       " weights are only in pytorch_model.bin (a pickle); save them as model.safetensors");
+  return NotFound(dir.string() + ": no model.safetensors for the " + module + " module");
+}
+
 Result<DenseLayer> DenseLayer::load(const fs::path& dir, const std::string& applied_to) {
   const fs::path config_path = dir / "config.json";
   auto config_text = read_folder_file(config_path.string());
@@ -142,14 +152,7 @@ Result<DenseLayer> DenseLayer::load(const fs::path& dir, const std::string& appl
                        (applied_to == "sentence_embedding" ? "the sentence embedding" : applied_to) + ")");
   const bool residual = jsonu::get_bool(config, "use_residual", false);
 
-  const fs::path weights_path = dir / "model.safetensors";
-  std::error_code ec;
-  if (!fs::exists(weights_path, ec)) {
-    if (fs::exists(dir / "pytorch_model.bin", ec))
-      return Unsupported(dir.string() + ": the Dense weights are only in pytorch_model.bin (a pickle); "
-                         "save them as model.safetensors");
-    return NotFound(dir.string() + ": no model.safetensors for the Dense module");
-  }
+  DLRT_ASSIGN_OR_RETURN(const fs::path weights_path, module_safetensors_path(dir, "Dense"));
   auto bytes = read_folder_file(weights_path.string());
   if (!bytes.ok()) return bytes.status().with_context("Dense module");
   DLRT_ASSIGN_OR_RETURN(auto tensors, read_safetensors(*bytes, weights_path.string()));

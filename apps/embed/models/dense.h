@@ -83,6 +83,11 @@ struct SafeTensor {
 Result<std::vector<std::pair<std::string, SafeTensor>>> read_safetensors(const std::string& bytes,
                                                                          const std::string& what);
 
+// A sentence-transformers module folder's weights, dir/model.safetensors; `module` names it in
+// messages ("Dense"). A folder with only pytorch_model.bin (a pickle, which dlrt does not read)
+// is refused saying so, one with neither is NotFound.
+Result<std::filesystem::path> module_safetensors_path(const std::filesystem::path& dir, const std::string& module);
+
 // The torch.nn activation class a dotted path names, as sentence-transformers
 // saves one ("torch.nn.modules.activation.Tanh"; a bare class name too):
 // nullopt for a class dlrt lacks or a path outside torch.

@@ -58,14 +58,7 @@ Result<WeightedLayerPooling> WeightedLayerPooling::load(const fs::path& dir) {
     return InvalidModel(config_path.string() + ": layer_start " + std::to_string(p.layer_start_) +
                         " is past the last layer (num_hidden_layers " + std::to_string(p.num_hidden_layers_) + ")");
 
-  const fs::path weights_path = dir / "model.safetensors";
-  std::error_code ec;
-  if (!fs::exists(weights_path, ec)) {
-    if (fs::exists(dir / "pytorch_model.bin", ec))
-      return Unsupported(dir.string() + ": the WeightedLayerPooling weights are only in pytorch_model.bin (a "
-                         "pickle); save them as model.safetensors");
-    return NotFound(dir.string() + ": no model.safetensors for the WeightedLayerPooling module");
-  }
+  DLRT_ASSIGN_OR_RETURN(const fs::path weights_path, module_safetensors_path(dir, "WeightedLayerPooling"));
   auto bytes = read_folder_file(weights_path.string());
   if (!bytes.ok()) return bytes.status().with_context("WeightedLayerPooling module");
   DLRT_ASSIGN_OR_RETURN(auto tensors, read_safetensors(*bytes, weights_path.string()));

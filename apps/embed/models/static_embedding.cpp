@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlrt/dtype.h"
+#include "embed/models/dense.h"
 #include "embed/tokenizer/file_util.h"
 #include "embed/tokenizer/json_util.h"
 #include "embed/tokenizer/tokenizer.h"
@@ -68,16 +69,9 @@ StaticEmbedding::~StaticEmbedding() {
 }
 
 Result<StaticEmbedding::Loaded> StaticEmbedding::load(const fs::path& dir, Mode mode) {
-  const fs::path path = dir / "model.safetensors";
+  DLRT_ASSIGN_OR_RETURN(const fs::path path, module_safetensors_path(dir, "static embedding"));
   const std::string what = path.string();
   const char* tensor_name = mode == Mode::kMeanOfRows ? "embedding.weight" : "weight";
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    if (fs::exists(dir / "pytorch_model.bin", ec))
-      return Unsupported(dir.string() + ": the static embedding weights are only in pytorch_model.bin (a pickle); "
-                         "save them as model.safetensors");
-    return NotFound(dir.string() + ": no model.safetensors for the static embedding module");
-  }
   std::shared_ptr<StaticEmbedding> m(new StaticEmbedding());
   m->mode_ = mode;
   const int fd = ::open(what.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
