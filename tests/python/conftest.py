@@ -69,6 +69,15 @@ def run_python(code):
     return done.stdout
 
 
+def assert_sparse_values(values, want, what=""):
+    """A sparse row's weights against a library's: within 1e-4 relative, and 1e-6 absolute for weights
+    near zero (float32 sums in another order move a cancelled logit by a few 1e-8); the bound of
+    tests/embed/retrieval_reference.h's expect_sparse_row."""
+    import numpy as np
+
+    np.testing.assert_allclose(values, np.array(want, dtype=np.float32), rtol=1e-4, atol=1e-6, err_msg=what)
+
+
 def pytest_collection_modifyitems(session, config, items):
     """test_ray.py runs last: after a local Ray cluster has run in this process, the
     peak-memory checks of test_zero_copy.py (in child interpreters) no longer see the

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dlrt
-from conftest import ROOT
+from conftest import ROOT, assert_sparse_values
 
 RETRIEVAL = os.path.join(ROOT, "tests", "models", "retrieval")
 SPLADE = os.path.join(RETRIEVAL, "splade_tiny")
@@ -32,7 +32,7 @@ def assert_matches(got, want, what):
     indices, values = got
     assert indices.dtype == np.int64 and values.dtype == np.float32, what
     assert indices.tolist() == want["indices"], what
-    np.testing.assert_allclose(values, np.array(want["values"], dtype=np.float32), rtol=1e-4, atol=0, err_msg=what)
+    assert_sparse_values(values, want["values"], what)
 
 
 def test_sparse_vectors_match_sentence_transformers(splade, reference):
