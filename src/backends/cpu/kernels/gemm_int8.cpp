@@ -402,7 +402,7 @@ struct Int8Gemm {
   uint32_t* col_term = nullptr;
   uint32_t* col_total = nullptr;
   int8_detail::CorrectFn correct = nullptr;
-  int8_detail::ToFloatFn float_stage = nullptr;
+  int8_detail::CorrectFloatFn correct_to_float = nullptr;  // null: correct, then to_float
   int8_detail::CorrectRequantFn correct_requant = nullptr;
   int8_detail::CorrectRequantUniformFn correct_requant_uniform = nullptr;
   bool per_column = false, uniform = false;
@@ -471,8 +471,13 @@ struct Int8Gemm {
       }
       return;
     }
+    if (float_output && correct_to_float) {
+      correct_to_float(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, *float_output, i0, j0,
+                       reinterpret_cast<float*>(C + i0 * ldc + j0), ldc);
+      return;
+    }
     correct(acc, kPanel * nv, rows, cols, az, rs, col_term + j0, col_zp + j0, C + i0 * ldc + j0, ldc);
-    if (float_output) float_stage(*float_output, C + i0 * ldc + j0, ldc, rows, cols, i0, j0);
+    if (float_output) to_float(*float_output, C + i0 * ldc + j0, ldc, rows, cols, i0, j0);
   }
 
   // One pass over K per tile.
@@ -617,23 +622,16 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
       pack_a(0, mblocks);
   }
 
-  const int8_detail::CorrectFn correct = cpu_isa() >= CpuIsa::kAvx512 && int8_detail::avx512_correct()
-                                             ? int8_detail::avx512_correct()
-                                         : cpu_isa() >= CpuIsa::kAvx2 && int8_detail::avx2_correct()
-                                             ? int8_detail::avx2_correct()
-                                             : int8_detail::generic_correct;
-  const int8_detail::CorrectRequantFn correct_requant = cpu_isa() >= CpuIsa::kAvx512 ? int8_detail::avx512_correct_requant()
-                                                       : cpu_isa() >= CpuIsa::kAvx2 ? int8_detail::avx2_correct_requant()
-                                                                                    : nullptr;
+  // The output stages at the vector width (gemm_int8_epilogue_simd.h), or the
+  // portable loops with the ISA capped to generic (the tests' scalar reference).
+  int8_detail::Epilogues ep{int8_detail::generic_correct, nullptr, nullptr, nullptr, nullptr};
+  if (cpu_has_simd_kernels()) ep = int8_detail::simd_epilogues(simd_width());
   // One zero point for all rows of A and one for all columns of B (a conv's
   // symmetric weights and its activations): the correction splits into a
   // per-column and a per-row term.
   const bool per_column = requant_output && requant_output->per_column;
   const int8_detail::CorrectRequantUniformFn correct_requant_uniform =
-      cpu_isa() >= CpuIsa::kAvx512 ? (per_column ? int8_detail::avx512_correct_requant_uniform_cols()
-                                                 : int8_detail::avx512_correct_requant_uniform())
-      : cpu_isa() >= CpuIsa::kAvx2 && !per_column ? int8_detail::avx2_correct_requant_uniform()
-                                                  : nullptr;
+      per_column ? ep.requant_uniform_cols : ep.requant_uniform;
   bool uniform = requant_output && correct_requant_uniform && (!b_zp || b_zp_stride == 0);
   const uint32_t az0 = static_cast<uint32_t>((a_zp ? a_zp[0] : 0) + a_shift);
   for (int64_t i = 1; uniform && a_zp && a_zp_stride != 0 && i < M; ++i) uniform = a_zp[i * a_zp_stride] == a_zp[0];
@@ -649,8 +647,8 @@ void gemm_u8s8(int64_t M, int64_t N, int64_t K, const void* A, int64_t lda, bool
   g.b = &B, g.a_blocks = a_blocks, g.a_sums = a_sums, g.es = es;
   g.b_data = kern.wide ? reinterpret_cast<const int8_t*>(B.wide) : B.data;
   g.col_zp = col_zp, g.col_term = col_term, g.col_total = col_total;
-  g.float_stage = cpu_isa() >= CpuIsa::kAvx2 && int8_detail::avx2_to_float() ? int8_detail::avx2_to_float() : to_float;
-  g.correct = correct, g.correct_requant = correct_requant, g.correct_requant_uniform = correct_requant_uniform;
+  g.correct = ep.correct, g.correct_to_float = ep.correct_to_float, g.correct_requant = ep.correct_requant;
+  g.correct_requant_uniform = correct_requant_uniform;
   g.per_column = per_column, g.uniform = uniform;
   g.float_output = float_output, g.requant_output = requant_output;
   g.C = C, g.ldc = ldc;

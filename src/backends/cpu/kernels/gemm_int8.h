@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/kernels/simd/width.h"
 #include "core/function_ref.h"
 #include "core/thread_pool.h"
 
@@ -180,7 +181,6 @@ using TileFn = void (*)(int64_t kg, const uint8_t* a, const int8_t* b, int64_t p
 // c[r][q] = acc[r][q] - az[r] * ct[q] - rs[r] * cz[q] for r < rows, q < cols.
 using CorrectFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
                            const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc);
-CorrectFn avx512_correct();  // null off x86
 
 // Packs four panels (64 columns) of one group of 4 k: r[t] holds row t's 64
 // raw bytes; each is XORed with flip, the panels go to dst + p * panel_bytes
@@ -196,8 +196,8 @@ using PackA8Fn = int64_t (*)(const uint8_t* const* rows, int64_t groups, uint8_t
 PackA8Fn avx512_pack_a8();
 
 // A tile of the 8-row AVX512-VNNI kernel finished in registers: the uniform
-// per-column requantization (CorrectRequantUniformFn's, mult and bias per
-// column) of its `rows` x `cols` sums, written to out (row stride ldo).
+// per-column requantization (Epilogues::requant_uniform_cols's) of its
+// `rows` x `cols` sums, written to out (row stride ldo).
 struct RequantColsTile {
   int64_t rows = 0, cols = 0;
   const uint32_t* col_total = nullptr;  // the tile's first column
@@ -214,20 +214,34 @@ using RequantColsTileFn = void (*)(int64_t kg, const uint8_t* a, const int8_t* b
 RequantColsTileFn avx512_vnni_requant_cols_tile(int nv);  // nv in [1, 3]; null off x86
 
 // The correction, then row r of the tile requantized as Int8RequantOutput
-// says (mult[r], bias[r] or 0, zp) to out + r * ldo; null off x86.
+// says (mult[r], bias[r] or 0, zp) to out + r * ldo.
 using CorrectRequantFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
                                   const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, const float* mult,
                                   const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out, int64_t ldo);
-CorrectRequantFn avx512_correct_requant();
 
 // The same when az and cz are each one value for the whole tile: the
 // correction is col_total[q] (az * ct[q]) + row_total[r] (rs[r] * cz).
 using CorrectRequantUniformFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols,
                                          const uint32_t* col_total, const uint32_t* row_total, const float* mult,
                                          const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out, int64_t ldo);
-CorrectRequantUniformFn avx512_correct_requant_uniform();
-// The same with mult and bias per column (mult[q], bias[q] or 0).
-CorrectRequantUniformFn avx512_correct_requant_uniform_cols();
+
+// The correction, then the float stage (Int8FloatOutput; the tile's first row
+// of C is i0, its first column j0), written as floats to c (row stride ldc).
+using CorrectFloatFn = void (*)(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
+                                const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, const Int8FloatOutput& f,
+                                int64_t i0, int64_t j0, float* c, int64_t ldc);
+
+// The output stages of a tile, written once over simd/ (gemm_int8_epilogue_simd.h),
+// at vector width w; requant_uniform takes mult and bias per row,
+// requant_uniform_cols per column (mult[q], bias[q] or 0).
+struct Epilogues {
+  CorrectFn correct;
+  CorrectFloatFn correct_to_float;
+  CorrectRequantFn correct_requant;
+  CorrectRequantUniformFn requant_uniform;
+  CorrectRequantUniformFn requant_uniform_cols;
+};
+Epilogues simd_epilogues(SimdWidth w);
 
 // The portable kernels (MR 4, NV 1): on the byte layouts, on the wide ones,
 // and the correction.
@@ -258,19 +272,6 @@ PackWideFn avx2_pack_wide();
 // The wide kernel's A packing (PackA8Fn's contract for 4 rows, int16 values:
 // group g at dst + 32 g): whole runs of 4 groups; returns how many it packed.
 PackA8Fn avx2_pack_a4_wide();  // null off x86
-
-// The correction (CorrectFn) with AVX2, and with the requantization after it
-// (CorrectRequantFn); null off x86.
-CorrectFn avx2_correct();
-CorrectRequantFn avx2_correct_requant();
-// correct_requant_uniform's (mult and bias per row) with AVX2; null off x86.
-CorrectRequantUniformFn avx2_correct_requant_uniform();
-
-// The float output stage (Int8FloatOutput) on a rows x cols block of C at c,
-// row i0 and column j0 first, in place: separate multiplies and add, as the portable loop.
-using ToFloatFn = void (*)(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols, int64_t i0,
-                           int64_t j0);
-ToFloatFn avx2_to_float();  // null off x86
 
 // Bytes of one packed block of mr rows of A over kg groups (gemm_int8_pack_a.cpp).
 int64_t a_block_bytes(int64_t kg, int64_t mr, bool wide, bool tiled);

@@ -73,8 +73,9 @@ DLRT_AVX512_VNNI void tile_avx512_vnni(int64_t kg, const uint8_t* a,
     for (int v = 0; v < NV; ++v) _mm512_store_si512(acc + (i * NV + v) * 16, c[i][v]);
 }
 
-// tile_avx512_vnni with correct_requant_uniform_cols_avx512 applied to the
-// accumulators in registers: the finished 8-bit tile goes straight to out.
+// tile_avx512_vnni with the uniform per-column requantization
+// (Epilogues::requant_uniform_cols) applied to the accumulators in
+// registers: the finished 8-bit tile goes straight to out.
 template <int NV>
 DLRT_AVX512_VNNI void tile_requant_cols_avx512_vnni(
     int64_t kg, const uint8_t* a, const int8_t* b, int64_t panel_stride, const RequantColsTile& q) {
@@ -221,214 +222,6 @@ DLRT_AVX2_INT int64_t pack_a4_wide_avx2(const uint8_t* const* rows, int64_t grou
   return g;
 }
 
-// correct_avx512's arithmetic in ymm (a masked tail through a buffer).
-DLRT_AVX2_INT void correct_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az,
-                                const uint32_t* rs, const uint32_t* ct, const uint32_t* cz, int32_t* c, int64_t ldc) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const __m256i vaz = _mm256_set1_epi32(static_cast<int32_t>(az[r]));
-    const __m256i vrs = _mm256_set1_epi32(static_cast<int32_t>(rs[r]));
-    int64_t q = 0;
-    for (; q + 8 <= cols; q += 8) {
-      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r * acc_ld + q));
-      const __m256i t =
-          _mm256_add_epi32(_mm256_mullo_epi32(vaz, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ct + q))),
-                           _mm256_mullo_epi32(vrs, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cz + q))));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc + q), _mm256_sub_epi32(a, t));
-    }
-    for (; q < cols; ++q)
-      c[r * ldc + q] = static_cast<int32_t>(static_cast<uint32_t>(acc[r * acc_ld + q]) - az[r] * ct[q] - rs[r] * cz[q]);
-  }
-}
-
-// The requantized outputs of 8 columns: v (already scaled) clamped to
-// [lo, hi] (the output range less the zero point), rounded to nearest even,
-// zp added, saturated to 8 bits; the first n (1-8) bytes stored at o.
-DLRT_AVX2_INT inline void store_requantized_avx2(__m256 v, __m256 lo, __m256 hi, __m256i vzp, bool out_signed,
-                                                 uint8_t* o, int64_t n) {
-  v = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
-  v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256i qv = _mm256_add_epi32(_mm256_cvtps_epi32(v), vzp);
-  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(qv), _mm256_extracti128_si256(qv, 1));
-  const __m128i b8 = out_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
-  if (n == 8) {
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(o), b8);
-  } else {
-    alignas(16) uint8_t tmp[16];
-    _mm_store_si128(reinterpret_cast<__m128i*>(tmp), b8);
-    std::memcpy(o, tmp, static_cast<size_t>(n));
-  }
-}
-
-// correct_requant_avx512 in ymm: the correction, then requantize_u8/s8's
-// operations per row; the clamped integers fit 8 bits, so the saturating
-// packs keep them. The last columns of a row through a buffer.
-DLRT_AVX2_INT void correct_requant_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols,
-                                        const uint32_t* az, const uint32_t* rs, const uint32_t* ct, const uint32_t* cz,
-                                        const float* mult, const int32_t* bias, int32_t zp, bool out_signed,
-                                        uint8_t* out, int64_t ldo) {
-  const __m256 lo = _mm256_set1_ps(static_cast<float>((out_signed ? -128 : 0) - zp));
-  const __m256 hi = _mm256_set1_ps(static_cast<float>((out_signed ? 127 : 255) - zp));
-  const __m256i vzp = _mm256_set1_epi32(zp);
-  for (int64_t r = 0; r < rows; ++r) {
-    const __m256i vaz = _mm256_set1_epi32(static_cast<int32_t>(az[r]));
-    const __m256i vrs = _mm256_set1_epi32(static_cast<int32_t>(rs[r]));
-    const __m256i vb = _mm256_set1_epi32(bias ? bias[r] : 0);
-    const __m256 vm = _mm256_set1_ps(mult[r]);
-    uint8_t* o = out + r * ldo;
-    for (int64_t q = 0; q < cols; q += 8) {
-      alignas(32) int32_t a_buf[8] = {}, ct_buf[8] = {}, cz_buf[8] = {};
-      const int32_t* a_src = acc + r * acc_ld + q;
-      const uint32_t* ct_src = ct + q;
-      const uint32_t* cz_src = cz + q;
-      const int64_t n = std::min<int64_t>(8, cols - q);
-      if (n < 8) {
-        std::memcpy(a_buf, a_src, static_cast<size_t>(n) * 4);
-        std::memcpy(ct_buf, ct_src, static_cast<size_t>(n) * 4);
-        std::memcpy(cz_buf, cz_src, static_cast<size_t>(n) * 4);
-        a_src = a_buf;
-        ct_src = reinterpret_cast<const uint32_t*>(ct_buf);
-        cz_src = reinterpret_cast<const uint32_t*>(cz_buf);
-      }
-      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a_src));
-      const __m256i t =
-          _mm256_add_epi32(_mm256_mullo_epi32(vaz, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ct_src))),
-                           _mm256_mullo_epi32(vrs, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cz_src))));
-      __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_sub_epi32(a, t), vb)), vm);
-      store_requantized_avx2(v, lo, hi, vzp, out_signed, o + q, n);
-    }
-  }
-}
-
-// correct_requant_uniform_avx512 in ymm: acc - col_total - (row_total -
-// bias), wrapping, then correct_requant_avx2's requantization.
-DLRT_AVX2_INT void correct_requant_uniform_avx2(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols,
-                                                const uint32_t* col_total, const uint32_t* row_total,
-                                                const float* mult, const int32_t* bias, int32_t zp, bool out_signed,
-                                                uint8_t* out, int64_t ldo) {
-  const __m256 lo = _mm256_set1_ps(static_cast<float>((out_signed ? -128 : 0) - zp));
-  const __m256 hi = _mm256_set1_ps(static_cast<float>((out_signed ? 127 : 255) - zp));
-  const __m256i vzp = _mm256_set1_epi32(zp);
-  alignas(32) uint32_t ct_buf[8] = {};
-  for (int64_t r = 0; r < rows; ++r) {
-    const __m256i vr = _mm256_set1_epi32(static_cast<int32_t>(row_total[r] - static_cast<uint32_t>(bias ? bias[r] : 0)));
-    const __m256 vm = _mm256_set1_ps(mult[r]);
-    uint8_t* o = out + r * ldo;
-    for (int64_t q = 0; q < cols; q += 8) {
-      const int64_t n = std::min<int64_t>(8, cols - q);
-      alignas(32) int32_t a_buf[8] = {};
-      const int32_t* a_src = acc + r * acc_ld + q;
-      const uint32_t* ct_src = col_total + q;
-      if (n < 8) {
-        std::memcpy(a_buf, a_src, static_cast<size_t>(n) * 4);
-        std::memcpy(ct_buf, ct_src, static_cast<size_t>(n) * 4);
-        a_src = a_buf;
-        ct_src = ct_buf;
-      }
-      const __m256i a = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a_src)),
-                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ct_src)));
-      __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(a, vr)), vm);
-      store_requantized_avx2(v, lo, hi, vzp, out_signed, o + q, n);
-    }
-  }
-}
-
-// to_float of gemm_int8.cpp in ymm (this target has no FMA to contract into).
-DLRT_AVX2_INT void to_float_avx2(const Int8FloatOutput& f, int32_t* c, int64_t ldc, int64_t rows, int64_t cols,
-                                 int64_t i0, int64_t j0) {
-  const float* sc = f.scale + j0 * f.scale_stride;
-  const float* b = f.bias ? f.bias + j0 : nullptr;
-  const __m256 one_scale = _mm256_set1_ps(sc[0]);
-  for (int64_t r = 0; r < rows; ++r) {
-    int32_t* cr = c + r * ldc;
-    const float* rs = f.row_scale ? f.row_scale + i0 + r : nullptr;
-    const __m256 row = _mm256_set1_ps(rs ? *rs : 1.0f);
-    int64_t q = 0;
-    for (; q + 8 <= cols; q += 8) {
-      __m256 s = f.scale_stride ? _mm256_loadu_ps(sc + q) : one_scale;
-      if (rs) s = _mm256_mul_ps(row, s);
-      __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(cr + q))), s);
-      if (b) y = _mm256_add_ps(y, _mm256_loadu_ps(b + q));
-      _mm256_storeu_ps(reinterpret_cast<float*>(cr + q), y);
-    }
-    for (; q < cols; ++q) {
-      const float s = rs ? *rs * sc[q * f.scale_stride] : sc[q * f.scale_stride];
-      float y = static_cast<float>(cr[q]) * s;
-      if (b) y = y + b[q];
-      std::memcpy(cr + q, &y, sizeof y);
-    }
-  }
-}
-
-DLRT_AVX512BW_VL void correct_avx512(const int32_t* acc, int64_t acc_ld,
-                                                                          int64_t rows, int64_t cols,
-                                                                          const uint32_t* az, const uint32_t* rs,
-                                                                          const uint32_t* ct, const uint32_t* cz,
-                                                                          int32_t* c, int64_t ldc) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const __m512i vaz = _mm512_set1_epi32(static_cast<int32_t>(az[r]));
-    const __m512i vrs = _mm512_set1_epi32(static_cast<int32_t>(rs[r]));
-    for (int64_t q = 0; q < cols; q += 16) {
-      const __mmask16 m = cols - q >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (cols - q)) - 1);
-      const __m512i a = _mm512_maskz_loadu_epi32(m, acc + r * acc_ld + q);
-      const __m512i t = _mm512_add_epi32(_mm512_mullo_epi32(vaz, _mm512_maskz_loadu_epi32(m, ct + q)),
-                                         _mm512_mullo_epi32(vrs, _mm512_maskz_loadu_epi32(m, cz + q)));
-      _mm512_mask_storeu_epi32(c + r * ldc + q, m, _mm512_sub_epi32(a, t));
-    }
-  }
-}
-
-// correct_avx512, then each row r requantized (requantize_u8/s8's
-// operations, with mult[r] and bias[r]) to out + r * ldo.
-DLRT_AVX512BW_VL void correct_requant_avx512(
-    const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* az, const uint32_t* rs,
-    const uint32_t* ct, const uint32_t* cz, const float* mult, const int32_t* bias, int32_t zp, bool out_signed,
-    uint8_t* out, int64_t ldo) {
-  const __m512 lo = _mm512_set1_ps(static_cast<float>((out_signed ? -128 : 0) - zp));
-  const __m512 hi = _mm512_set1_ps(static_cast<float>((out_signed ? 127 : 255) - zp));
-  const __m512i vzp = _mm512_set1_epi32(zp);
-  for (int64_t r = 0; r < rows; ++r) {
-    const __m512i vaz = _mm512_set1_epi32(static_cast<int32_t>(az[r]));
-    const __m512i vrs = _mm512_set1_epi32(static_cast<int32_t>(rs[r]));
-    const __m512i vb = _mm512_set1_epi32(bias ? bias[r] : 0);
-    const __m512 vm = _mm512_set1_ps(mult[r]);
-    for (int64_t q = 0; q < cols; q += 16) {
-      const __mmask16 m = cols - q >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (cols - q)) - 1);
-      const __m512i a = _mm512_maskz_loadu_epi32(m, acc + r * acc_ld + q);
-      const __m512i t = _mm512_add_epi32(_mm512_mullo_epi32(vaz, _mm512_maskz_loadu_epi32(m, ct + q)),
-                                         _mm512_mullo_epi32(vrs, _mm512_maskz_loadu_epi32(m, cz + q)));
-      __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_sub_epi32(a, t), vb)), vm);
-      v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-      v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      _mm512_mask_cvtepi32_storeu_epi8(out + r * ldo + q, m, _mm512_add_epi32(_mm512_cvtps_epi32(v), vzp));
-    }
-  }
-}
-
-// correct_requant_avx512 when every row has the same az and every column the
-// same cz: the correction is col_total[q] + row_total[r] (precomputed).
-DLRT_AVX512BW_VL void correct_requant_uniform_avx512(
-    const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* col_total,
-    const uint32_t* row_total, const float* mult, const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out,
-    int64_t ldo) {
-  const __m512 lo = _mm512_set1_ps(static_cast<float>((out_signed ? -128 : 0) - zp));
-  const __m512 hi = _mm512_set1_ps(static_cast<float>((out_signed ? 127 : 255) - zp));
-  const __m512i vzp = _mm512_set1_epi32(zp);
-  for (int64_t r = 0; r < rows; ++r) {
-    // acc - col_total - row_total + bias, as uint32 (wrapping).
-    const __m512i vr = _mm512_set1_epi32(static_cast<int32_t>(row_total[r] - static_cast<uint32_t>(bias ? bias[r] : 0)));
-    const __m512 vm = _mm512_set1_ps(mult[r]);
-    for (int64_t q = 0; q < cols; q += 16) {
-      const __mmask16 m = cols - q >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (cols - q)) - 1);
-      const __m512i a = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, acc + r * acc_ld + q),
-                                         _mm512_maskz_loadu_epi32(m, col_total + q));
-      __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(a, vr)), vm);
-      v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-      v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      _mm512_mask_cvtepi32_storeu_epi8(out + r * ldo + q, m, _mm512_add_epi32(_mm512_cvtps_epi32(v), vzp));
-    }
-  }
-}
-
 // Four panels (64 columns) of one group of 4 k: the rows' bytes flipped to
 // their stored int8 values, transposed to 16 columns x 4 bytes per panel (the
 // 128-bit lanes do the four panels side by side, then a 4 x 4 lane
@@ -464,31 +257,6 @@ DLRT_AVX512BW void pack_quad_avx512(const uint8_t* const* r, uint8_t flip,
                            _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(s_hi, 1))};
   for (int q = 0; q < 4; ++q)
     _mm512_storeu_si512(colsum + 16 * q, _mm512_add_epi32(_mm512_loadu_si512(colsum + 16 * q), sums[q]));
-}
-
-// correct_requant_uniform_avx512 with mult and bias per column.
-DLRT_AVX512BW_VL void correct_requant_uniform_cols_avx512(
-    const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* col_total,
-    const uint32_t* row_total, const float* mult, const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out,
-    int64_t ldo) {
-  const __m512 lo = _mm512_set1_ps(static_cast<float>((out_signed ? -128 : 0) - zp));
-  const __m512 hi = _mm512_set1_ps(static_cast<float>((out_signed ? 127 : 255) - zp));
-  const __m512i vzp = _mm512_set1_epi32(zp);
-  for (int64_t q = 0; q < cols; q += 16) {
-    const __mmask16 m = cols - q >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (cols - q)) - 1);
-    // col_total - bias per column (uint32, wrapping), and the multipliers.
-    const __m512i vc = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, col_total + q),
-                                        bias ? _mm512_maskz_loadu_epi32(m, bias + q) : _mm512_setzero_si512());
-    const __m512 vm = _mm512_maskz_loadu_ps(m, mult + q);
-    for (int64_t r = 0; r < rows; ++r) {
-      const __m512i a = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, acc + r * acc_ld + q), vc);
-      __m512 v = _mm512_mul_ps(
-          _mm512_cvtepi32_ps(_mm512_sub_epi32(a, _mm512_set1_epi32(static_cast<int32_t>(row_total[r])))), vm);
-      v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-      v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      _mm512_mask_cvtepi32_storeu_epi8(out + r * ldo + q, m, _mm512_add_epi32(_mm512_cvtps_epi32(v), vzp));
-    }
-  }
 }
 
 // Packs the `groups` groups of 4 k of 8 rows of A (rows[r], each XORed with
@@ -538,16 +306,8 @@ RequantColsTileFn avx512_vnni_requant_cols_tile(int nv) {
   }
 }
 PackQuadFn avx512_pack_quad() { return pack_quad_avx512; }
-CorrectRequantUniformFn avx512_correct_requant_uniform_cols() { return correct_requant_uniform_cols_avx512; }
-CorrectFn avx512_correct() { return correct_avx512; }
-CorrectRequantUniformFn avx512_correct_requant_uniform() { return correct_requant_uniform_avx512; }
-CorrectRequantFn avx512_correct_requant() { return correct_requant_avx512; }
 TileFn avx2_wide_tile() { return tile_avx2_wide; }
 PackWideFn avx2_pack_wide() { return pack_wide_avx2; }
-CorrectFn avx2_correct() { return correct_avx2; }
-ToFloatFn avx2_to_float() { return to_float_avx2; }
-CorrectRequantFn avx2_correct_requant() { return correct_requant_avx2; }
-CorrectRequantUniformFn avx2_correct_requant_uniform() { return correct_requant_uniform_avx2; }
 PackA8Fn avx2_pack_a4_wide() { return pack_a4_wide_avx2; }
 
 TileFn avx512_vnni_tile(int nv) {
@@ -568,18 +328,10 @@ namespace dlrt::cpu::int8_detail {
 TileFn avx512_vnni_tile(int) { return nullptr; }
 TileFn avx2_wide_tile() { return nullptr; }
 PackWideFn avx2_pack_wide() { return nullptr; }
-CorrectFn avx2_correct() { return nullptr; }
-ToFloatFn avx2_to_float() { return nullptr; }
-CorrectRequantFn avx2_correct_requant() { return nullptr; }
-CorrectRequantUniformFn avx2_correct_requant_uniform() { return nullptr; }
 PackA8Fn avx2_pack_a4_wide() { return nullptr; }
-CorrectFn avx512_correct() { return nullptr; }
-CorrectRequantFn avx512_correct_requant() { return nullptr; }
-CorrectRequantUniformFn avx512_correct_requant_uniform() { return nullptr; }
 PackQuadFn avx512_pack_quad() { return nullptr; }
 PackA8Fn avx512_pack_a8() { return nullptr; }
 RequantColsTileFn avx512_vnni_requant_cols_tile(int) { return nullptr; }
-CorrectRequantUniformFn avx512_correct_requant_uniform_cols() { return nullptr; }
 TileFn avx_vnni_tile() { return nullptr; }
 }  // namespace dlrt::cpu::int8_detail
 

@@ -81,7 +81,7 @@
 //   in_register(v) (v itself, kept in a register: a load the compiler would
 //   fold into each of several uses stays one load).
 //   hmin; Vi32 (kLanes int32): set1_i32 loadu_i32 load_first_i32 add_i32
-//   (wrapping), to_float; store_bytes(p, v, n) (lanes [0, n) of v, integral
+//   sub_i32 (wrapping), to_float; store_bytes(p, v, n) (lanes [0, n) of v, integral
 //   floats in [-128, 255], as bytes: each lane's int32 low byte; a NaN lane
 //   stores 0: x86 converts it to 0x80000000); load_i16_i32(p) (kLanes int16
 //   sign-extended), load_first_i16_i32(p, n) (lanes [0, n), 0 elsewhere,

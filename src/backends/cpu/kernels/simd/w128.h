@@ -324,6 +324,7 @@ DLRT_SIMD_FN Vi32 load_first_i32(const int32_t* p, int64_t n) {
   return v;
 }
 DLRT_SIMD_FN Vi32 add_i32(Vi32 a, Vi32 b) { return reinterpret_cast<Vi32>(reinterpret_cast<Vu32>(a) + reinterpret_cast<Vu32>(b)); }
+DLRT_SIMD_FN Vi32 sub_i32(Vi32 a, Vi32 b) { return reinterpret_cast<Vi32>(reinterpret_cast<Vu32>(a) - reinterpret_cast<Vu32>(b)); }
 DLRT_SIMD_FN Vf to_float(Vi32 v) { return __builtin_convertvector(v, Vf); }
 DLRT_SIMD_FN void store_bytes(void* p, Vf v, int64_t n) {
   const Vi32 q = __builtin_convertvector(select(unord(v, v), zero(), v), Vi32);  // NaN: 0, defined

@@ -280,6 +280,7 @@ DLRT_SIMD_FN Vi32 load_first_i32(const int32_t* p, int64_t n) {
   return _mm256_maskload_epi32(p, first_mask(n));
 }
 DLRT_SIMD_FN Vi32 add_i32(Vi32 a, Vi32 b) { return _mm256_add_epi32(a, b); }
+DLRT_SIMD_FN Vi32 sub_i32(Vi32 a, Vi32 b) { return _mm256_sub_epi32(a, b); }
 DLRT_SIMD_FN Vf to_float(Vi32 v) { return _mm256_cvtepi32_ps(v); }
 DLRT_SIMD_FN void store_bytes(void* p, Vf v, int64_t n) {
   // Each 128-bit half's 4 low bytes first (pshufb), then the halves side by side.

@@ -289,6 +289,7 @@ DLRT_SIMD_FN Vi32 set1_i32(int32_t x) { return _mm512_set1_epi32(x); }
 DLRT_SIMD_FN Vi32 loadu_i32(const int32_t* p) { return _mm512_loadu_si512(p); }
 DLRT_SIMD_FN Vi32 load_first_i32(const int32_t* p, int64_t n) { return _mm512_maskz_loadu_epi32(first_mask(n), p); }
 DLRT_SIMD_FN Vi32 add_i32(Vi32 a, Vi32 b) { return _mm512_add_epi32(a, b); }
+DLRT_SIMD_FN Vi32 sub_i32(Vi32 a, Vi32 b) { return _mm512_sub_epi32(a, b); }
 DLRT_SIMD_FN Vf to_float(Vi32 v) { return _mm512_cvtepi32_ps(v); }
 DLRT_SIMD_FN void store_bytes(void* p, Vf v, int64_t n) {
   const __m512i q = _mm512_cvtps_epi32(v);
