@@ -8,14 +8,17 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/kernels/gemm_int8.h"
 #include "backends/cpu/kernels/isa.h"
+#include "backends/cpu/kernels/simd/width.h"
 #include "core/thread_pool.h"
 
 namespace dlrt::cpu {
@@ -218,6 +221,79 @@ TEST_P(Int8Kernel, BitIdenticalToScalarOnEdgeShapes) {
       ++checked;
     }
   EXPECT_EQ(checked, static_cast<int>(4 * shapes.size()));
+}
+
+// The output stages written over simd/ (gemm_int8_epilogue_simd.h) at each
+// vector width this CPU runs, against the portable loops (ISA capped to
+// generic), on the portable tile kernel: every stage of run_stages plus the
+// float stage with one scale for all columns and a scale per row (A's scale
+// per row times B's). Widths the CPU cannot run are reported and left out.
+TEST(GemmInt8, EpiloguesAtEveryWidthMatchThePortableLoops) {
+  const std::array<std::pair<CpuIsa, SimdWidth>, 3> widths = {
+      {{CpuIsa::kNeon, SimdWidth::k128}, {CpuIsa::kAvx2, SimdWidth::k256}, {CpuIsa::kAvx512, SimdWidth::k512}}};
+  std::mt19937 rng(7);
+  const std::vector<StageCase> cases = {{5, 36, 17, 3, -7, false, true}, {9, 20, 40, -128, 255, true, false},
+                                        {13, 64, 33, 0, 0, false, true}, {1, 4, 1, 255, 127, false, true}};
+  struct Run {
+    Outputs o;
+    std::vector<float> f_scalar, f_rows;
+  };
+  auto run_all = [&](const StageCase& c, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    Run r;
+    r.o = run_stages(c, a, b);
+    const auto packed = PackedInt8B::pack(false, c.K, c.N, b.data(), c.N, c.b_signed);
+    std::vector<float> row_scale(static_cast<size_t>(c.M)), col_scale(static_cast<size_t>(c.N));
+    for (int64_t i = 0; i < c.M; ++i) row_scale[i] = 0.013f * static_cast<float>(i + 3);
+    for (int64_t j = 0; j < c.N; ++j) col_scale[j] = 0.0071f * static_cast<float>(j % 11 + 1);
+    const float one = 0.0037f;
+    for (int variant = 0; variant < 2; ++variant) {
+      Int8FloatOutput fo;
+      if (variant == 0) fo.scale = &one;
+      else fo.scale = col_scale.data(), fo.scale_stride = 1, fo.row_scale = row_scale.data();
+      std::vector<int32_t> buf(static_cast<size_t>(c.M * c.N));
+      gemm_u8s8(c.M, c.N, c.K, a.data(), c.K, c.a_signed, &c.a_zp, 0, *packed, &c.b_zp, 0, buf.data(), c.N, nullptr,
+                nullptr, &fo);
+      std::vector<float>& f = variant == 0 ? r.f_scalar : r.f_rows;
+      f.resize(buf.size());
+      std::memcpy(f.data(), buf.data(), buf.size() * sizeof(float));
+    }
+    return r;
+  };
+  int ran = 0;
+  for (const auto& [isa, width] : widths) {
+    if (!simd_width_runs(width)) {
+      std::printf("  (%s-bit epilogues not run: this CPU or build lacks them)\n", simd_width_name(width));
+      continue;
+    }
+    for (const StageCase& c : cases) {
+      std::vector<uint8_t> a(static_cast<size_t>(c.M * c.K)), b(static_cast<size_t>(c.K * c.N));
+      for (auto& v : a) v = static_cast<uint8_t>(rng());
+      for (auto& v : b) v = static_cast<uint8_t>(rng());
+      SCOPED_TRACE(std::string(simd_width_name(width)) + " M " + std::to_string(c.M) + " K " + std::to_string(c.K) +
+                   " N " + std::to_string(c.N));
+      Run want, got;
+      {
+        ScopedCpuIsa cap(CpuIsa::kGeneric);
+        ScopedInt8Kernel use("generic");
+        want = run_all(c, a, b);
+      }
+      {
+        ScopedCpuIsa cap(isa);
+        ScopedInt8Kernel use("generic");
+        ASSERT_EQ(simd_width(), width);
+        got = run_all(c, a, b);
+      }
+      ASSERT_EQ(got.o.c, want.o.c);
+      ASSERT_EQ(got.o.c_packed_a, want.o.c_packed_a);
+      ASSERT_EQ(0, std::memcmp(got.o.f.data(), want.o.f.data(), got.o.f.size() * sizeof(float)));
+      ASSERT_EQ(0, std::memcmp(got.f_scalar.data(), want.f_scalar.data(), got.f_scalar.size() * sizeof(float)));
+      ASSERT_EQ(0, std::memcmp(got.f_rows.data(), want.f_rows.data(), got.f_rows.size() * sizeof(float)));
+      ASSERT_EQ(got.o.q_rows, want.o.q_rows);
+      ASSERT_EQ(got.o.q_cols, want.o.q_cols);
+    }
+    ++ran;
+  }
+  EXPECT_GE(ran, 1);  // 128 bits runs on every CPU the build targets
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, Int8Kernel,
