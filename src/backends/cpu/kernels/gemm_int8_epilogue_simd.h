@@ -54,6 +54,29 @@ struct Requant {
   }
 };
 
+// The uniform requantization: acc - col_total - row_total + bias (wrapping),
+// times mult, with mult and bias per column (kCols) or per row.
+template <bool kCols>
+void requant_uniform(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols, const uint32_t* col_total,
+                     const uint32_t* row_total, const float* mult, const int32_t* bias, int32_t zp, bool out_signed,
+                     uint8_t* out, int64_t ldo) {
+  const Requant rq(zp, out_signed);
+  const int32_t* ct = as_i32(col_total);
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint32_t row_bias = !kCols && bias ? static_cast<uint32_t>(bias[r]) : 0u;
+    const Vi32 vr = set1_i32(static_cast<int32_t>(row_bias - row_total[r]));
+    const Vf row_mult = set1(kCols ? 0.0f : mult[r]);
+    const int32_t* ar = acc + r * acc_ld;
+    uint8_t* o = out + r * ldo;
+    for_vectors(cols, [&](int64_t q, auto n) {
+      Vi32 c = load_first_i32(ct + q, n);
+      if (kCols && bias) c = sub_i32(c, load_first_i32(bias + q, n));
+      const Vi32 v = add_i32(sub_i32(load_first_i32(ar + q, n), c), vr);
+      rq.store(o + q, mul(to_float(v), kCols ? load_first(mult + q, n) : row_mult), n);
+    });
+  }
+}
+
 }  // namespace
 }  // namespace int8_epilogue_body
 
@@ -112,41 +135,16 @@ void int8_correct_requant(const int32_t* acc, int64_t acc_ld, int64_t rows, int6
 void int8_correct_requant_uniform(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols,
                                   const uint32_t* col_total, const uint32_t* row_total, const float* mult,
                                   const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out, int64_t ldo) {
-  using namespace int8_epilogue_body;
-  const Requant rq(zp, out_signed);
-  const int32_t* ct = as_i32(col_total);
-  for (int64_t r = 0; r < rows; ++r) {
-    // acc - col_total - (row_total - bias), wrapping.
-    const Vi32 vr = set1_i32(static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[r] : 0) - row_total[r]));
-    const Vf m = set1(mult[r]);
-    const int32_t* ar = acc + r * acc_ld;
-    uint8_t* o = out + r * ldo;
-    for_vectors(cols, [&](int64_t q, auto n) {
-      const Vi32 v = add_i32(sub_i32(load_first_i32(ar + q, n), load_first_i32(ct + q, n)), vr);
-      rq.store(o + q, mul(to_float(v), m), n);
-    });
-  }
+  int8_epilogue_body::requant_uniform<false>(acc, acc_ld, rows, cols, col_total, row_total, mult, bias, zp,
+                                             out_signed, out, ldo);
 }
 
 // int8_correct_requant_uniform with mult and bias per column.
 void int8_correct_requant_uniform_cols(const int32_t* acc, int64_t acc_ld, int64_t rows, int64_t cols,
                                        const uint32_t* col_total, const uint32_t* row_total, const float* mult,
                                        const int32_t* bias, int32_t zp, bool out_signed, uint8_t* out, int64_t ldo) {
-  using namespace int8_epilogue_body;
-  const Requant rq(zp, out_signed);
-  const int32_t* ct = as_i32(col_total);
-  for (int64_t r = 0; r < rows; ++r) {
-    const Vi32 vr = set1_i32(static_cast<int32_t>(0u - row_total[r]));
-    const int32_t* ar = acc + r * acc_ld;
-    uint8_t* o = out + r * ldo;
-    for_vectors(cols, [&](int64_t q, auto n) {
-      // acc - (col_total - bias) - row_total, wrapping.
-      Vi32 c = load_first_i32(ct + q, n);
-      if (bias) c = sub_i32(c, load_first_i32(bias + q, n));
-      const Vi32 v = add_i32(sub_i32(load_first_i32(ar + q, n), c), vr);
-      rq.store(o + q, mul(to_float(v), load_first(mult + q, n)), n);
-    });
-  }
+  int8_epilogue_body::requant_uniform<true>(acc, acc_ld, rows, cols, col_total, row_total, mult, bias, zp,
+                                            out_signed, out, ldo);
 }
 
 }  // namespace dlrt::cpu::simd::DLRT_SIMD_NS
