@@ -171,6 +171,11 @@ DLRT_AVX2_INT void tile_avx2_wide(int64_t kg, const uint8_t* a8, const int8_t* b
         c[i][0] = _mm256_add_epi32(c[i][0], _mm256_madd_epi16(av, b0));
         c[i][1] = _mm256_add_epi32(c[i][1], _mm256_madd_epi16(av, b1));
       }
+      // Each k pair's sums into the accumulators before the next pair: left
+      // free, GCC adds the two pairs' products first and then runs out of
+      // registers (two accumulators spilled to the stack every group).
+#pragma GCC unroll 4
+      for (int i = 0; i < MR; ++i) __asm__("" : "+x"(c[i][0]), "+x"(c[i][1]));
     }
   }
 #pragma GCC unroll 4
