@@ -419,16 +419,19 @@ struct Int8Gemm {
     // C = sums - a_zp * (sum_k B - K * b_zp) - b_zp * sum_k A, all shifted, mod 2^32.
     if (uniform) {
       const Int8RequantOutput& q = *requant_output;
-      uint32_t row_total[32] = {};  // 0 when B's zero point is (the row sums were not made)
-      if (col_zp[0] != 0)
-        for (int64_t r = 0; r < rows; ++r) row_total[r] = a_sums[i0 + r] * col_zp[0];
+      // Rows [0, rows) only: zeroing the whole array costs more than a
+      // small-K tile's sums. 0 when B's zero point is (the row sums were not made).
+      uint32_t row_total[32];
+      row_total[0] = 0;  // rows >= 1; tells GCC the array is written
+      for (int64_t r = 0; r < rows; ++r) row_total[r] = col_zp[0] != 0 ? a_sums[i0 + r] * col_zp[0] : 0;
       const int64_t p0 = per_column ? j0 : i0;  // the first row's or column's parameters
       correct_requant_uniform(acc, kPanel * nv, rows, cols, col_total + j0, row_total, q.mult + p0,
                               q.bias ? q.bias + p0 : nullptr, q.zero_point, q.out_signed,
                               static_cast<uint8_t*>(q.out) + i0 * q.ldo + j0, q.ldo);
       return;
     }
-    uint32_t az[32] = {}, rs[32] = {};
+    uint32_t az[32], rs[32];  // rows [0, rows), as row_total above
+    az[0] = rs[0] = 0;
     for (int64_t r = 0; r < rows; ++r) {
       az[r] = static_cast<uint32_t>((a_zp ? a_zp[(i0 + r) * a_zp_stride] : 0) + a_shift);
       rs[r] = a_sums[i0 + r];
