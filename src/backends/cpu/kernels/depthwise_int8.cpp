@@ -124,21 +124,53 @@ struct ConvertRowAvx512 {
 };
 
 // convert_row_avx512 at 256 bits: 16 values at a time while the loads stay
-// inside the row (stride 2 reads 2 * 16 bytes), the rest one by one.
+// inside the row (stride 2 reads 2 * 16 bytes), then 8 at a time; the last
+// values of a row at least one vector long by one more vector ending at hi
+// (it rewrites some of the previous one's values, with the same values); the
+// rest (rows shorter than a vector) one by one.
+template <bool kSigned, int S>
+DLRT_AVX2_INT inline void convert16_avx2(const uint8_t* src, __m256i z, int64_t q, int16_t* d) {
+  __m256i v;
+  if constexpr (S == 1) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + q));
+    v = kSigned ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+  } else {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * q));
+    v = kSigned ? _mm256_srai_epi16(_mm256_slli_epi16(b, 8), 8) : _mm256_and_si256(b, _mm256_set1_epi16(0xFF));
+  }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + q), _mm256_sub_epi16(v, z));
+}
+
+template <bool kSigned, int S>
+DLRT_AVX2_INT inline void convert8_avx2(const uint8_t* src, __m128i z, int64_t q, int16_t* d) {
+  __m128i v;
+  if constexpr (S == 1) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + q));
+    v = kSigned ? _mm_cvtepi8_epi16(b) : _mm_cvtepu8_epi16(b);
+  } else {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * q));
+    v = kSigned ? _mm_srai_epi16(_mm_slli_epi16(b, 8), 8) : _mm_and_si128(b, _mm_set1_epi16(0xFF));
+  }
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(d + q), _mm_sub_epi16(v, z));
+}
+
 template <bool kSigned, int S>
 DLRT_AVX2_INT inline void convert_row_avx2(const uint8_t* src, int32_t xz, int64_t lo, int64_t hi, int16_t* d) {
   const __m256i z = _mm256_set1_epi16(static_cast<int16_t>(xz));
+  const __m128i z8 = _mm_set1_epi16(static_cast<int16_t>(xz));
+  // A vector of n values at q reads inside the row while q + n + (S - 1) <= hi.
   int64_t q = lo;
-  for (; q + 16 + (S - 1) <= hi; q += 16) {
-    __m256i v;
-    if constexpr (S == 1) {
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + q));
-      v = kSigned ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
-    } else {
-      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * q));
-      v = kSigned ? _mm256_srai_epi16(_mm256_slli_epi16(b, 8), 8) : _mm256_and_si256(b, _mm256_set1_epi16(0xFF));
-    }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + q), _mm256_sub_epi16(v, z));
+  for (; q + 16 + (S - 1) <= hi; q += 16) convert16_avx2<kSigned, S>(src, z, q, d);
+  if (q > lo && q < hi) {
+    q = hi - 16 - (S - 1);
+    convert16_avx2<kSigned, S>(src, z, q, d);
+    q += 16;
+  }
+  for (; q + 8 + (S - 1) <= hi; q += 8) convert8_avx2<kSigned, S>(src, z8, q, d);
+  if (q > lo && q < hi && hi - 8 - (S - 1) >= lo) {
+    q = hi - 8 - (S - 1);
+    convert8_avx2<kSigned, S>(src, z8, q, d);
+    q += 8;
   }
   using X = std::conditional_t<kSigned, int8_t, uint8_t>;
   const X* x = reinterpret_cast<const X*>(src);
