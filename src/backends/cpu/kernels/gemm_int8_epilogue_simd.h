@@ -13,14 +13,7 @@ namespace {
 
 const int32_t* as_i32(const uint32_t* p) { return reinterpret_cast<const int32_t*>(p); }
 
-// step(q, n) for the whole vectors of a row (n the constant kLanes), then
-// for its partial last one (n < kLanes).
-template <typename Step>
-__attribute__((always_inline)) inline void for_vectors(int64_t cols, Step step) {
-  int64_t q = 0;
-  for (; q + kLanes <= cols; q += kLanes) step(q, std::integral_constant<int64_t, kLanes>{});
-  if (q < cols) step(q, cols - q);
-}
+#include "backends/cpu/kernels/simd/for_vectors_simd.h"
 
 // Lanes [q, q + n) of a tile row's corrected sums: acc - az * ct - rs * cz
 // (mod 2^32), as acc + (-az) ct + (-rs) cz.

@@ -11,14 +11,7 @@ namespace dlrt::cpu::simd::DLRT_SIMD_NS {
 namespace quantize_rows_body {
 namespace {
 
-// Calls step(i, n) for the whole vectors at i (n the constant kLanes), then
-// for the partial one (n < kLanes).
-template <typename Step>
-__attribute__((always_inline)) inline void for_vectors(int64_t n, Step step) {
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) step(i, std::integral_constant<int64_t, kLanes>{});
-  if (i < n) step(i, n - i);
-}
+#include "backends/cpu/kernels/simd/for_vectors_simd.h"
 
 template <bool kBiasV, bool kMultV>
 void requantize(const int32_t* acc, int64_t n, const int32_t* bias_v, int32_t bias, const float* mult_v, float mult,
