@@ -125,9 +125,10 @@ struct ConvertRowAvx512 {
 
 // convert_row_avx512 at 256 bits: 16 values at a time while the loads stay
 // inside the row (stride 2 reads 2 * 16 bytes), then 8 at a time; the last
-// values of a row at least one vector long by one more vector ending at hi
-// (it rewrites some of the previous one's values, with the same values); the
-// rest (rows shorter than a vector) one by one.
+// values of a row at least one vector long by one more vector ending where
+// the loads must stop (it rewrites some of the previous one's values, with
+// the same values); the rest (rows shorter than a vector, and stride 2's
+// last value) one by one.
 template <bool kSigned, int S>
 DLRT_AVX2_INT inline void convert16_avx2(const uint8_t* src, __m256i z, int64_t q, int16_t* d) {
   __m256i v;
@@ -158,19 +159,19 @@ template <bool kSigned, int S>
 DLRT_AVX2_INT inline void convert_row_avx2(const uint8_t* src, int32_t xz, int64_t lo, int64_t hi, int16_t* d) {
   const __m256i z = _mm256_set1_epi16(static_cast<int16_t>(xz));
   const __m128i z8 = _mm_set1_epi16(static_cast<int16_t>(xz));
-  // A vector of n values at q reads inside the row while q + n + (S - 1) <= hi.
+  // A vector of n values at q reads inside the row while q + n + (S - 1) <= hi,
+  // so the vectors reach end = hi - (S - 1) at most (the last S - 1 values one by one).
+  const int64_t end = hi - (S - 1);
   int64_t q = lo;
-  for (; q + 16 + (S - 1) <= hi; q += 16) convert16_avx2<kSigned, S>(src, z, q, d);
-  if (q > lo && q < hi) {
-    q = hi - 16 - (S - 1);
-    convert16_avx2<kSigned, S>(src, z, q, d);
-    q += 16;
+  for (; q + 16 <= end; q += 16) convert16_avx2<kSigned, S>(src, z, q, d);
+  if (q > lo && q < end) {
+    convert16_avx2<kSigned, S>(src, z, end - 16, d);
+    q = end;
   }
-  for (; q + 8 + (S - 1) <= hi; q += 8) convert8_avx2<kSigned, S>(src, z8, q, d);
-  if (q > lo && q < hi && hi - 8 - (S - 1) >= lo) {
-    q = hi - 8 - (S - 1);
-    convert8_avx2<kSigned, S>(src, z8, q, d);
-    q += 8;
+  for (; q + 8 <= end; q += 8) convert8_avx2<kSigned, S>(src, z8, q, d);
+  if (q > lo && q < end && end - 8 >= lo) {
+    convert8_avx2<kSigned, S>(src, z8, end - 8, d);
+    q = end;
   }
   using X = std::conditional_t<kSigned, int8_t, uint8_t>;
   const X* x = reinterpret_cast<const X*>(src);
