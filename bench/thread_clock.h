@@ -10,19 +10,20 @@
 #include <vector>
 
 // Internal linkage, as each program's own copies had: the compiler inlines and
-// specialises them as before.
+// specialises them as before. Maybe unused: isa_share's aarch64 build only
+// says it measures x86 widths.
 namespace bench {
 namespace {
 
 // The calling thread's CPU time, in milliseconds.
-double thread_cpu_ms() {
+[[maybe_unused]] double thread_cpu_ms() {
   timespec t;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
 }
 
 // The middle sample (the upper middle of an even count); 0 without samples.
-double median(std::vector<double> v) {
+[[maybe_unused]] double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
 }
